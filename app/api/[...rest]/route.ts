@@ -1,0 +1,7 @@
+import { handleRest } from "@/server/rest/handler";
+
+export const dynamic = "force-dynamic";
+
+const handler = (req: Request) => handleRest(req, "/api");
+
+export { handler as GET, handler as POST, handler as PUT, handler as PATCH, handler as DELETE };

@@ -1,0 +1,19 @@
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { createContext } from "@/server/context";
+import { logger } from "@/server/logger";
+import { appRouter } from "@/server/root";
+
+export const dynamic = "force-dynamic";
+
+const handler = (req: Request) =>
+  fetchRequestHandler({
+    endpoint: "/api/trpc",
+    req,
+    router: appRouter,
+    createContext,
+    onError: ({ error, path }) => {
+      if (error.code === "INTERNAL_SERVER_ERROR") logger.error({ err: error, path }, "tRPC call failed");
+    },
+  });
+
+export { handler as GET, handler as POST };

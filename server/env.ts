@@ -1,0 +1,40 @@
+/**
+ * The one place that reads `process.env`. Parsed once with zod, so a bad
+ * setting fails at start-up with a message naming the variable, not later in a
+ * request. `next.config.js` imports this module so `next build` checks it too.
+ */
+import { z } from "zod";
+
+const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const schema = z.object({
+  NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+  /** Unset: the app starts an embedded PostgreSQL under EMBEDDED_PG_DIR. */
+  DATABASE_URL: z.url().optional(),
+  EMBEDDED_PG_DIR: z.string().default(".data/pg"),
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).default(54329),
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  IDEMPOTENCY_TTL_MS: durationMs(24 * 60 * 60 * 1000),
+  IDEMPOTENCY_LEASE_MS: durationMs(30_000),
+  /** How often the in-process sweep deletes expired keys; 0 turns it off. */
+  IDEMPOTENCY_SWEEP_MS: z.coerce.number().int().min(0).default(60_000),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Seed the demo tenant and catalog on start (the run command does). */
+  SEED_DEMO: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
+});
+
+export type Env = z.infer<typeof schema>;
+
+function parse(): Env {
+  const result = schema.safeParse(process.env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid environment:\n${lines.join("\n")}`);
+  }
+  return result.data;
+}
+
+export const env: Env = parse();

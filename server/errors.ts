@@ -1,0 +1,149 @@
+/**
+ * Domain errors and the one mapping of every error to a tRPC code and to an
+ * RFC 9457 problem (application/problem+json).
+ *
+ * A `DomainError` is a decided business outcome (a decline, insufficient
+ * funds, a redeemed coupon): the idempotency middleware stores and replays
+ * it. Anything else that is not a client error is not final: the key is
+ * released so a retry can finish the work.
+ */
+import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
+import { z } from "zod";
+import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "./idempotency/errors";
+
+export type Problem = {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** For 400s: which fields were wrong and why. */
+  errors?: { field: string; message: string }[];
+  [extension: string]: unknown;
+};
+
+export const problemType = (slug: string) => `/problems/${slug}`;
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  402: "Payment Required",
+  403: "Forbidden",
+  404: "Not Found",
+  409: "Conflict",
+  422: "Unprocessable Content",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+};
+
+const CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: "BAD_REQUEST",
+  401: "UNAUTHORIZED",
+  402: "PAYMENT_REQUIRED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  409: "CONFLICT",
+  422: "UNPROCESSABLE_CONTENT",
+  429: "TOO_MANY_REQUESTS",
+  502: "BAD_GATEWAY",
+  503: "SERVICE_UNAVAILABLE",
+};
+
+export const trpcCodeFor = (status: number): TRPC_ERROR_CODE_KEY => CODE_BY_STATUS[status] ?? "INTERNAL_SERVER_ERROR";
+
+/** A business outcome, final for its idempotency key. */
+export class DomainError extends Error {
+  override readonly name: string = "DomainError";
+  constructor(
+    readonly slug: string,
+    readonly status: number,
+    message: string,
+    readonly extensions: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  override readonly name = "NotFoundError";
+  constructor(what: string, id: string) {
+    super("not-found", 404, `No ${what} with id ${id}.`, { id });
+  }
+}
+
+/** A 400 that names the field, for checks a schema cannot express. */
+export class InvalidFieldError extends DomainError {
+  override readonly name = "InvalidFieldError";
+  constructor(field: string, message: string) {
+    super("validation", 400, `${field}: ${message}`, { errors: [{ field, message }] });
+  }
+}
+
+/** A problem rebuilt from stored bytes, so a replayed error maps exactly like the first. */
+export class StoredProblemError extends Error {
+  override readonly name = "StoredProblemError";
+  constructor(readonly problem: Problem) {
+    super(problem.detail);
+  }
+}
+
+function validationProblem(error: z.ZodError): Problem {
+  const errors = error.issues.map((i) => ({ field: i.path.join(".") || "(body)", message: i.message }));
+  return {
+    type: problemType("validation"),
+    title: TITLES[400]!,
+    status: 400,
+    detail: errors.map((e) => `${e.field}: ${e.message}`).join("; "),
+    errors,
+  };
+}
+
+function fromCause(cause: unknown): Problem | undefined {
+  if (cause instanceof StoredProblemError) return cause.problem;
+  if (cause instanceof z.ZodError) return validationProblem(cause);
+  if (cause instanceof DomainError) {
+    return { type: problemType(cause.slug), title: TITLES[cause.status] ?? "Error", status: cause.status, detail: cause.message, ...cause.extensions };
+  }
+  if (cause instanceof IdempotencyError) {
+    const problem: Problem = { type: problemType(cause.problem), title: TITLES[cause.status]!, status: cause.status, detail: cause.message };
+    if (cause instanceof IdempotencyKeyInProgressError || cause instanceof IdempotencyLeaseLostError) {
+      problem.retryAfter = cause.retryAfterSeconds;
+    }
+    return problem;
+  }
+  return undefined;
+}
+
+/** The problem for any error; unknown errors say nothing about their internals. */
+export function toProblem(error: unknown): Problem {
+  const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
+  const known = fromCause(cause);
+  if (known) return known;
+  if (error instanceof TRPCError && error.code !== "INTERNAL_SERVER_ERROR") {
+    const status = statusOfCode(error.code);
+    const slug = error.code.toLowerCase().replaceAll("_", "-");
+    return { type: problemType(slug), title: TITLES[status] ?? "Error", status, detail: error.message };
+  }
+  return { type: problemType("internal"), title: TITLES[500]!, status: 500, detail: "An unexpected error occurred; retrying with the same Idempotency-Key is safe." };
+}
+
+function statusOfCode(code: TRPC_ERROR_CODE_KEY): number {
+  for (const [status, c] of Object.entries(CODE_BY_STATUS)) if (c === code) return Number(status);
+  return code === "UNSUPPORTED_MEDIA_TYPE" ? 415 : code === "METHOD_NOT_SUPPORTED" ? 405 : code === "PAYLOAD_TOO_LARGE" ? 413 : 500;
+}
+
+/** Domain errors thrown in handlers become TRPCErrors with the right code (the problem rides along as `cause`). */
+export function toTRPCError(error: unknown): TRPCError {
+  if (error instanceof TRPCError) return error;
+  const problem = toProblem(error);
+  return new TRPCError({ code: trpcCodeFor(problem.status), message: problem.detail, cause: error });
+}
+
+/** Final outcomes are the decided business refusals; their problem bytes are stored. */
+export function isFinal(error: TRPCError): boolean {
+  return error.cause instanceof DomainError;
+}
+
+export const problemBody = (problem: Problem) => JSON.stringify(problem);

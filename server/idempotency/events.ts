@@ -1,0 +1,29 @@
+/** What happened to a key; emitted for every outcome so logs and the dashboard can count them. */
+export const IdempotencyEventType = {
+  Claimed: "claimed",
+  Replayed: "replayed",
+  Conflict: "conflict",
+  Mismatch: "mismatch",
+  Takeover: "takeover",
+  Completed: "completed",
+  Released: "released",
+  Expired: "expired",
+  LeaseLost: "lease_lost",
+} as const;
+export type IdempotencyEventType = (typeof IdempotencyEventType)[keyof typeof IdempotencyEventType];
+
+export type IdempotencyEvent = {
+  type: IdempotencyEventType;
+  tenantId: string;
+  key: string;
+  procedure: string;
+  /** The claim generation the event belongs to. */
+  fence?: number;
+  /** The stored status for claimed-and-finished or replayed results. */
+  status?: number;
+  recoveryPoint?: string;
+  /** For "expired": how many rows a cleanup batch deleted. */
+  count?: number;
+};
+
+export type IdempotencyEventSink = (event: IdempotencyEvent) => void;

@@ -1,0 +1,71 @@
+/**
+ * The idempotency record. One row per (scope, key): the claim, the request's
+ * fingerprint, the lease that says who works on it, the recovery point the
+ * work has reached, and the stored result that every retry replays.
+ *
+ * "expired" and "stale" are not stored: they follow from `expires_at` and
+ * `locked_until` compared with the database clock.
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+export const KeyState = {
+  InProgress: "in_progress",
+  Completed: "completed",
+  Failed: "failed",
+} as const;
+export type KeyState = (typeof KeyState)[keyof typeof KeyState];
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    /** Whose key it is (the scope): keys are unique per tenant, never globally. */
+    tenantId: text("tenant_id").notNull(),
+    key: text("key").notNull(),
+    procedure: text("procedure").notNull(),
+    /** SHA-256 (hex) of `request`. */
+    fingerprint: text("fingerprint").notNull(),
+    /** The canonical form that was hashed, kept so an operator can see why two requests differ. */
+    request: text("request").notNull(),
+    state: text("state").$type<KeyState>().notNull().default(KeyState.InProgress),
+    /** Bumped by every claim and takeover; a holder may only write while the value is its own. */
+    fence: bigint("fence", { mode: "number" }).notNull().default(1),
+    lockedUntil: ts("locked_until"),
+    recoveryPoint: text("recovery_point").notNull().default("started"),
+    recoveryData: jsonb("recovery_data"),
+    responseStatus: integer("response_status"),
+    /** The response body exactly as first sent, so a replay is byte for byte the same. */
+    responseBody: text("response_body"),
+    createdAt: ts("created_at").notNull().default(sql`now()`),
+    updatedAt: ts("updated_at").notNull().default(sql`now()`),
+    completedAt: ts("completed_at"),
+    expiresAt: ts("expires_at").notNull(),
+    replayCount: integer("replay_count").notNull().default(0),
+    lastReplayedAt: ts("last_replayed_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.key] }),
+    index("idempotency_keys_expires_at_idx").on(t.expiresAt),
+    index("idempotency_keys_tenant_state_created_idx").on(t.tenantId, t.state, t.createdAt, t.key),
+    index("idempotency_keys_state_created_idx").on(t.state, t.createdAt, t.key),
+    check("idempotency_keys_state_check", sql`${t.state} in ('in_progress', 'completed', 'failed')`),
+    check(
+      "idempotency_keys_result_check",
+      sql`(${t.state} = 'in_progress') = (${t.responseStatus} is null)`,
+    ),
+  ],
+);
+
+export type IdempotencyRecord = typeof idempotencyKeys.$inferSelect;

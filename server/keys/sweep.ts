@@ -1,0 +1,24 @@
+/** The periodic in-process deletion of expired idempotency keys. */
+import { logger } from "../logger";
+import { deleteExpiredKeys } from "../trpc";
+
+export function startExpirySweep(everyMs: number) {
+  if (everyMs <= 0) return { stop: () => undefined };
+  const controller = new AbortController();
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    deleteExpiredKeys({ signal: controller.signal })
+      .then((deleted) => deleted > 0 && logger.info({ deleted }, "expired idempotency keys deleted"))
+      .catch((err: unknown) => logger.error({ err }, "expiry sweep failed"))
+      .finally(() => (running = false));
+  }, everyMs);
+  timer.unref();
+  return {
+    stop: () => {
+      controller.abort();
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * Money at the edge is a decimal string with exactly two fraction digits
+ * ("25.00"); inside it is integer minor units. Never a float in between.
+ */
+import { z } from "zod";
+
+export const MAX_MINOR = 100_000_000; // 1,000,000.00
+
+export const amountSchema = z
+  .string({ error: "must be a decimal string such as \"25.00\"" })
+  .regex(/^(0|[1-9]\d{0,6})\.\d{2}$/, { error: "must be a decimal string with exactly two fraction digits, such as \"25.00\"" })
+  .transform((s) => Number(s.replace(".", "")))
+  .refine((minor) => minor > 0, { error: "must be greater than 0.00" })
+  .refine((minor) => minor <= MAX_MINOR, { error: "must be at most 1000000.00" });
+
+export const currencySchema = z.string().regex(/^[A-Z]{3}$/, { error: "must be three upper-case letters, such as \"EUR\"" });
+
+export function formatMinor(minor: number): string {
+  const sign = minor < 0 ? "-" : "";
+  const abs = Math.abs(minor);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")}`;
+}

@@ -1,0 +1,76 @@
+/**
+ * The REST adapter: a fetch handler that calls the same tRPC procedures and
+ * speaks plain JSON and application/problem+json.
+ *
+ * For idempotent procedures it sends the bytes the idempotency middleware
+ * stored, so a replay is byte-identical to the first answer (plus
+ * `Idempotent-Replayed: true`).
+ */
+import { createContextInner, type ResponseSink } from "../context";
+import { DomainError, problemBody, toProblem, type Problem } from "../errors";
+import { logger } from "../logger";
+import { appRouter, createCaller } from "../root";
+import { buildRoutes, matchRoute } from "./routes";
+
+const routes = buildRoutes(appRouter);
+
+const JSON_TYPE = "application/json";
+const PROBLEM_TYPE = "application/problem+json";
+
+function send(status: number, body: string, headers: Headers): Response {
+  if (!headers.has("content-type")) headers.set("content-type", status >= 400 ? PROBLEM_TYPE : JSON_TYPE);
+  if (status === 409 && !headers.has("retry-after")) headers.set("retry-after", "1");
+  headers.set("cache-control", "no-store");
+  return new Response(body, { status, headers });
+}
+
+function problem(p: Problem, headers = new Headers()): Response {
+  if (typeof p.retryAfter === "number") headers.set("retry-after", String(p.retryAfter));
+  return send(p.status, problemBody(p), headers);
+}
+
+async function readBody(req: Request): Promise<unknown> {
+  const text = await req.text();
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new DomainError("invalid-json", 400, "The request body is not valid JSON.", { errors: [{ field: "(body)", message: "not valid JSON" }] });
+  }
+}
+
+/** `prefix` is the mount point ("/api"); the rest of the path selects the procedure. */
+export async function handleRest(req: Request, prefix = "/api"): Promise<Response> {
+  const url = new URL(req.url);
+  const path = url.pathname.slice(prefix.length) || "/";
+  const match = matchRoute(routes, req.method, path);
+  if (!match) {
+    return problem({ type: "/problems/not-found", title: "Not Found", status: 404, detail: `No endpoint at ${req.method} ${url.pathname}.` });
+  }
+  if ("methods" in match) {
+    return problem(
+      { type: "/problems/method-not-allowed", title: "Method Not Allowed", status: 405, detail: `${url.pathname} accepts ${match.methods.join(", ")}.` },
+      new Headers({ allow: match.methods.join(", ") }),
+    );
+  }
+  const { route, params } = match;
+  const sink: ResponseSink = { headers: new Headers() };
+  try {
+    const fields = route.rest.method === "GET" ? Object.fromEntries(url.searchParams) : await readBody(req);
+    if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
+      throw new DomainError("validation", 400, "The request body must be a JSON object.", { errors: [{ field: "(body)", message: "must be a JSON object" }] });
+    }
+    const input = { ...fields, ...params };
+    const ctx = await createContextInner({ headers: req.headers, response: sink });
+    const call = route.procedure.split(".").reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], createCaller(ctx)) as (i: unknown) => Promise<unknown>;
+    const output = await call(input);
+    if (sink.body !== undefined) return send(sink.status ?? 200, sink.body, sink.headers);
+    return send(route.rest.status ?? 200, JSON.stringify(output), sink.headers);
+  } catch (error) {
+    // A stored outcome (a decline, a refusal) goes out exactly as stored.
+    if (sink.body !== undefined && sink.status !== undefined) return send(sink.status, sink.body, sink.headers);
+    const p = toProblem(error);
+    if (p.status >= 500) logger.error({ err: error, procedure: route.procedure }, "REST call failed");
+    return problem(p, sink.headers);
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The single `initTRPC`. Routers import the procedures exported here, never
+ * raw middlewares:
+ * - `publicProcedure`: no tenant;
+ * - `tenantProcedure`: `Authorization: Bearer <token>` resolved to a tenant;
+ * - `idempotentProcedure(input)`: tenant + idempotency, claim and business
+ *   writes in one transaction (handlers write through `ctx.idempotency.tx`);
+ * - `recoverableProcedure(input)`: tenant + idempotency with recovery points,
+ *   for handlers that call a provider between their writes.
+ *
+ * The idempotent builders take the input schema because validation must run
+ * before the key is claimed (a malformed request pins nothing), and tRPC runs
+ * middlewares in the order they are added.
+ */
+import { initTRPC, TRPCError } from "@trpc/server";
+import type { z } from "zod";
+import { database, drizzleOn, type Db } from "../db/client";
+import type { Context } from "./context";
+import { env } from "./env";
+import { DomainError, isFinal, problemBody, StoredProblemError, toProblem, toTRPCError, trpcCodeFor } from "./errors";
+import { createIdempotency, type ProcedureOptions } from "./idempotency/middleware";
+import { tenantForToken } from "./tenants/service";
+import { bearerToken } from "./tenants/tokens";
+import { logger } from "./logger";
+
+export type RestMeta = {
+  method: "GET" | "POST";
+  /** Under /api, with `{param}` segments taken from the input. */
+  path: `/${string}`;
+  status?: number;
+  summary: string;
+  tags: string[];
+};
+export type Meta = {
+  rest?: RestMeta;
+  /** Set by the idempotent builders; the OpenAPI document then asks for Idempotency-Key. */
+  idempotent?: boolean;
+};
+
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    errorFormatter({ shape, error }) {
+      return { ...shape, data: { ...shape.data, problem: toProblem(error) } };
+    },
+  });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/** Domain errors thrown anywhere below surface with their own code instead of INTERNAL_SERVER_ERROR. */
+export const publicProcedure = t.procedure.use(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof DomainError) {
+    return { ...result, error: toTRPCError(result.error.cause) };
+  }
+  return result;
+});
+
+export const tenantProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  if (ctx.tenant) return next({ ctx: { tenant: ctx.tenant } });
+  const token = bearerToken(ctx.headers);
+  const tenant = token ? await tenantForToken(ctx.db, token) : undefined;
+  if (!tenant) {
+    throw toTRPCError(new DomainError("unauthorized", 401, "A valid API token is required: Authorization: Bearer <token>."));
+  }
+  return next({ ctx: { tenant } });
+});
+
+type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> };
+
+const idempotency = createIdempotency<TenantContext, Db, Meta>({
+  sql: () => database().sql,
+  transaction: drizzleOn,
+  scope: (ctx) => ctx.tenant.id,
+  headers: (ctx) => ctx.headers,
+  successStatus: (meta) => meta?.rest?.status ?? 200,
+  finalError: (error) => {
+    if (!isFinal(error)) return undefined;
+    const problem = toProblem(error);
+    return { status: problem.status, body: problemBody(problem) };
+  },
+  replayError: (stored) => {
+    const problem = JSON.parse(stored.body) as ReturnType<typeof toProblem>;
+    return new TRPCError({ code: trpcCodeFor(stored.status), message: problem.detail, cause: new StoredProblemError(problem) });
+  },
+  respond: (ctx, response) => {
+    ctx.response.status = response.status;
+    ctx.response.body = response.body;
+    if (response.replayed) ctx.response.headers.set("Idempotent-Replayed", "true");
+  },
+  onEvent: (event) => logger.info({ idempotency: event }, `idempotency ${event.type}`),
+  defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: 10_000 },
+});
+
+/** Expiry of stored keys (the sweep and `npm run keys:cleanup`). */
+export const deleteExpiredKeys = idempotency.deleteExpired;
+
+export function idempotentProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
+  return tenantProcedure.meta({ idempotent: true }).input(input).use(idempotency.atomic(options));
+}
+
+export function recoverableProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
+  return tenantProcedure.meta({ idempotent: true }).input(input).use(idempotency.recoverable(options));
+}
