@@ -18,7 +18,7 @@ import { database, drizzleOn, type Db } from "../db/client";
 import type { Context } from "./context";
 import { env } from "./env";
 import { DomainError, isFinal, problemBody, StoredProblemError, toProblem, toTRPCError, trpcCodeFor } from "./errors";
-import { createIdempotency, type ProcedureOptions } from "./idempotency/middleware";
+import { createIdempotency, type IdempotencyRuntime, type ProcedureOptions } from "./idempotency/middleware";
 import { tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
 import { logger } from "./logger";
@@ -68,9 +68,10 @@ export const tenantProcedure = publicProcedure.use(async ({ ctx, next }) => {
   return next({ ctx: { tenant } });
 });
 
-type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> };
+export type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> };
 
-const idempotency = createIdempotency<TenantContext, Db, Meta>({
+/** The middleware wired to this app; exported so tests can build variants (say, a holder that never renews). */
+export const idempotencyRuntime: IdempotencyRuntime<TenantContext, Db, Meta> = {
   sql: () => database().sql,
   transaction: drizzleOn,
   scope: (ctx) => ctx.tenant.id,
@@ -92,7 +93,9 @@ const idempotency = createIdempotency<TenantContext, Db, Meta>({
   },
   onEvent: (event) => logger.info({ idempotency: event }, `idempotency ${event.type}`),
   defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: 10_000 },
-});
+};
+
+const idempotency = createIdempotency(idempotencyRuntime);
 
 /** Expiry of stored keys (the sweep and `npm run keys:cleanup`). */
 export const deleteExpiredKeys = idempotency.deleteExpired;

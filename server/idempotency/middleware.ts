@@ -97,8 +97,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function createIdempotency<TCtx extends object, TTx, TMeta extends object>(runtime: IdempotencyRuntime<TCtx, TTx, TMeta>) {
   const base = experimental_standaloneMiddleware<{ ctx: TCtx; meta: TMeta; input: unknown }>();
 
+  function readKey(ctx: TCtx): string {
+    try {
+      return readIdempotencyKey(runtime.headers(ctx));
+    } catch (error) {
+      if (error instanceof IdempotencyError) throw new TRPCError({ code: error.code, message: error.message, cause: error });
+      throw error;
+    }
+  }
+
   function prepare(ctx: TCtx, path: string, input: unknown, options: ProcedureOptions) {
-    const key = readIdempotencyKey(runtime.headers(ctx));
+    const key = readKey(ctx);
     const ref = { tenantId: runtime.scope(ctx), key };
     const fp = fingerprint(path, input);
     const o = { ...runtime.defaults, ...options };
@@ -196,6 +205,8 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
               await conn.unsafe("rollback");
               continue;
             }
+            // A failure must roll back to after the takeover, not undo it.
+            await conn.unsafe("savepoint eo_work");
           }
 
           const result = await next({ ctx: { idempotency: { key: c.ref.key, tx: runtime.transaction(conn) } satisfies AtomicHandle<TTx> } });
@@ -290,7 +301,7 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
       const handle: RecoverableHandle<TTx> = {
         key: c.ref.key,
         downstreamKey: createHash("sha256")
-          .update(`${c.ref.tenantId}\0${c.ref.key}\0${owned.createdAt.toISOString()}`)
+          .update(`${c.ref.tenantId}\0${c.ref.key}\0${owned.createdAt}`)
           .digest("hex")
           .slice(0, 48),
         recoveryPoint: owned.recoveryPoint,
@@ -341,6 +352,13 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
         c.event(E.Completed, { fence, status: outcome.status });
         finish(ctx, outcome);
         return result;
+      } catch (error) {
+        // Our own failure (the database went away mid-completion, say): let
+        // the next retry take over at once instead of waiting out the lease.
+        if (!(error instanceof TRPCError && error.cause instanceof IdempotencyLeaseLostError)) {
+          await store.release(sql, c.ref, fence).catch(() => undefined);
+        }
+        throw error;
       } finally {
         clearInterval(timer);
       }

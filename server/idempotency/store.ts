@@ -30,21 +30,28 @@ export type KeyRow = {
   recoveryData: Record<string, unknown> | null;
   responseStatus: number | null;
   responseBody: string | null;
-  createdAt: Date;
+  /** The key's generation: a key replaced after expiry is a new operation. */
+  createdAt: string;
   expired: boolean;
   leaseExpired: boolean;
   leaseMsLeft: number;
 };
 
-export type Claim = { fence: number; createdAt: Date; recoveryPoint: string; recoveryData: Record<string, unknown> | null };
+export type Claim = { fence: number; createdAt: string; recoveryPoint: string; recoveryData: Record<string, unknown> | null };
 
-type RawClaim = { fence: string; created_at: Date; recovery_point: string; recovery_data: Record<string, unknown> | null };
+/**
+ * Timestamps and JSON are selected as text: the pool is shared with Drizzle,
+ * which installs pass-through parsers for those types.
+ */
+type RawClaim = { fence: string; created_at: string; recovery_point: string; recovery_data: string | null };
+
+const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
 
 const toClaim = (r: RawClaim): Claim => ({
   fence: Number(r.fence),
   createdAt: r.created_at,
   recoveryPoint: r.recovery_point,
-  recoveryData: r.recovery_data,
+  recoveryData: json(r.recovery_data),
 });
 
 export function claim(q: Sql, c: ClaimInput) {
@@ -55,7 +62,7 @@ export function claim(q: Sql, c: ClaimInput) {
       (${c.tenantId}, ${c.key}, ${c.procedure}, ${c.fingerprint}, ${c.request},
        now() + ${c.leaseMs} * interval '1 millisecond', now() + ${c.ttlMs} * interval '1 millisecond')
     on conflict (tenant_id, key) do nothing
-    returning fence, created_at, recovery_point, recovery_data`;
+    returning fence, created_at::text as created_at, recovery_point, recovery_data::text as recovery_data`;
 }
 
 export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
@@ -66,10 +73,10 @@ type RawRow = {
   state: KeyState;
   fence: string;
   recovery_point: string;
-  recovery_data: Record<string, unknown> | null;
+  recovery_data: string | null;
   response_status: number | null;
   response_body: string | null;
-  created_at: Date;
+  created_at: string;
   expired: boolean;
   lease_expired: boolean;
   lease_ms_left: number;
@@ -77,8 +84,8 @@ type RawRow = {
 
 export function load(q: Sql, k: KeyRef) {
   return q<RawRow[]>`
-    select procedure, fingerprint, state, fence, recovery_point, recovery_data,
-           response_status, response_body, created_at,
+    select procedure, fingerprint, state, fence, recovery_point, recovery_data::text as recovery_data,
+           response_status, response_body, created_at::text as created_at,
            expires_at <= now() as expired,
            coalesce(locked_until <= now(), true) as lease_expired,
            greatest(0, coalesce(extract(epoch from locked_until - now()) * 1000, 0))::float8 as lease_ms_left
@@ -95,7 +102,7 @@ export const loaded = (rows: RawRow[]): KeyRow | undefined => {
     state: r.state,
     fence: Number(r.fence),
     recoveryPoint: r.recovery_point,
-    recoveryData: r.recovery_data,
+    recoveryData: json(r.recovery_data),
     responseStatus: r.response_status,
     responseBody: r.response_body,
     createdAt: r.created_at,
@@ -118,7 +125,7 @@ export async function replaceExpired(q: Sql, c: ClaimInput): Promise<Claim | und
       expires_at = now() + ${c.ttlMs} * interval '1 millisecond',
       replay_count = 0, last_replayed_at = null
     where tenant_id = ${c.tenantId} and key = ${c.key} and expires_at <= now()
-    returning fence, created_at, recovery_point, recovery_data`;
+    returning fence, created_at::text as created_at, recovery_point, recovery_data::text as recovery_data`;
   return claimed(rows);
 }
 
@@ -131,7 +138,7 @@ export async function takeOver(q: Sql, k: KeyRef, seenFence: number, leaseMs: nu
     where tenant_id = ${k.tenantId} and key = ${k.key}
       and state = ${KeyState.InProgress} and fence = ${seenFence}
       and (locked_until is null or locked_until <= now())
-    returning fence, created_at, recovery_point, recovery_data`;
+    returning fence, created_at::text as created_at, recovery_point, recovery_data::text as recovery_data`;
   return claimed(rows);
 }
 
@@ -156,7 +163,7 @@ export function lockOwned(q: Sql, k: KeyRef, fence: number) {
 export function savePoint(q: Sql, k: KeyRef, fence: number, point: string, data: Record<string, unknown>, leaseMs: number) {
   return q`
     update idempotency_keys set
-      recovery_point = ${point}, recovery_data = ${q.json(data as never)},
+      recovery_point = ${point}, recovery_data = ${JSON.stringify(data)}::jsonb,
       locked_until = now() + ${leaseMs} * interval '1 millisecond', updated_at = now()
     where tenant_id = ${k.tenantId} and key = ${k.key}
       and state = ${KeyState.InProgress} and fence = ${fence}

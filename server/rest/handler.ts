@@ -9,10 +9,10 @@
 import { createContextInner, type ResponseSink } from "../context";
 import { DomainError, problemBody, toProblem, type Problem } from "../errors";
 import { logger } from "../logger";
-import { appRouter, createCaller } from "../root";
+import { appRouter } from "../root";
+import { createCallerFactory } from "../trpc";
 import { buildRoutes, matchRoute } from "./routes";
-
-const routes = buildRoutes(appRouter);
+import type { AnyRouter } from "@trpc/server";
 
 const JSON_TYPE = "application/json";
 const PROBLEM_TYPE = "application/problem+json";
@@ -39,8 +39,19 @@ async function readBody(req: Request): Promise<unknown> {
   }
 }
 
-/** `prefix` is the mount point ("/api"); the rest of the path selects the procedure. */
-export async function handleRest(req: Request, prefix = "/api"): Promise<Response> {
+/**
+ * A fetch handler for `router`'s procedures that have `meta.rest`. `prefix` is
+ * the mount point ("/api"); the rest of the path selects the procedure.
+ */
+export function createRestHandler(router: AnyRouter, prefix = "/api") {
+  const routes = buildRoutes(router);
+  const createCaller = createCallerFactory(router);
+  return (req: Request) => handle(req, prefix, routes, createCaller);
+}
+
+export const handleRest = createRestHandler(appRouter);
+
+async function handle(req: Request, prefix: string, routes: ReturnType<typeof buildRoutes>, createCaller: (ctx: never) => unknown): Promise<Response> {
   const url = new URL(req.url);
   const path = url.pathname.slice(prefix.length) || "/";
   const match = matchRoute(routes, req.method, path);
@@ -62,7 +73,7 @@ export async function handleRest(req: Request, prefix = "/api"): Promise<Respons
     }
     const input = { ...fields, ...params };
     const ctx = await createContextInner({ headers: req.headers, response: sink });
-    const call = route.procedure.split(".").reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], createCaller(ctx)) as (i: unknown) => Promise<unknown>;
+    const call = route.procedure.split(".").reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], createCaller(ctx as never)) as (i: unknown) => Promise<unknown>;
     const output = await call(input);
     if (sink.body !== undefined) return send(sink.status ?? 200, sink.body, sink.headers);
     return send(route.rest.status ?? 200, JSON.stringify(output), sink.headers);

@@ -2,6 +2,6 @@ import { handleRest } from "@/server/rest/handler";
 
 export const dynamic = "force-dynamic";
 
-const handler = (req: Request) => handleRest(req, "/api");
+const handler = handleRest;
 
 export { handler as GET, handler as POST, handler as PUT, handler as PATCH, handler as DELETE };

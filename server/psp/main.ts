@@ -1,0 +1,52 @@
+/**
+ * The PSP stand-in as its own process:
+ * `node --import tsx server/psp/main.ts`.
+ *
+ * Settings come from the environment, checked once here because this process
+ * shares nothing with the app's `server/env.ts`:
+ * - `PSP_PORT` (default 4010; 0 picks a free port),
+ * - `PSP_SLOW_MS` (default 3000): how long `acct_test_slow` takes to answer,
+ * - `PSP_WEBHOOK_SECRET` (default `whsec_demo_only`): the HMAC key for
+ *   webhook signatures. The default is a public demo value, fine for a fake
+ *   provider on localhost and for nothing else; the app must be given the
+ *   same value.
+ */
+import { z } from "zod";
+import { startPspStandIn } from "./stand-in";
+
+const schema = z.object({
+  PSP_PORT: z.coerce.number().int().min(0).max(65535).default(4010),
+  PSP_SLOW_MS: z.coerce.number().int().min(0).default(3000),
+  PSP_WEBHOOK_SECRET: z.string().min(1).default("whsec_demo_only"),
+});
+
+const parsed = schema.safeParse(process.env);
+if (!parsed.success) {
+  const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+  process.stderr.write(`Invalid environment:\n${lines.join("\n")}\n`);
+  process.exit(1);
+}
+const settings = parsed.data;
+
+const standIn = await startPspStandIn({
+  port: settings.PSP_PORT,
+  host: "127.0.0.1",
+  slowMs: settings.PSP_SLOW_MS,
+  webhookSecret: settings.PSP_WEBHOOK_SECRET,
+});
+process.stderr.write(`PSP stand-in listening on ${standIn.url}\n`);
+
+let stopping = false;
+async function stop(signal: NodeJS.Signals) {
+  if (stopping) return;
+  stopping = true;
+  try {
+    await standIn.close();
+    process.exit(0);
+  } catch (error) {
+    process.stderr.write(`PSP stand-in failed to close on ${signal}: ${String(error)}\n`);
+    process.exit(1);
+  }
+}
+process.once("SIGTERM", stop);
+process.once("SIGINT", stop);

@@ -1,0 +1,161 @@
+/**
+ * A small test-only router on the real middleware: each call writes one row
+ * to `test_effects`, so a test can count executions in the database. Hooks
+ * let a test hold a handler at a chosen point (a barrier, a stall, a crash).
+ */
+import { sql } from "drizzle-orm";
+import { integer, pgTable, serial, text, timestamp } from "drizzle-orm/pg-core";
+import { z } from "zod";
+import { database } from "../../db/client";
+import { createContextInner } from "../../server/context";
+import { DomainError } from "../../server/errors";
+import { createIdempotency } from "../../server/idempotency/middleware";
+import { createRestHandler } from "../../server/rest/handler";
+import { createTenant } from "../../server/tenants/service";
+import { createCallerFactory, idempotencyRuntime, idempotentProcedure, recoverableProcedure, router, tenantProcedure, type RestMeta } from "../../server/trpc";
+
+export const effects = pgTable("test_effects", {
+  id: serial("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  key: text("key").notNull(),
+  note: text("note").notNull(),
+  amount: integer("amount").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export async function ensureEffectsTable() {
+  await database().db.execute(sql`
+    create table if not exists test_effects (
+      id serial primary key, tenant_id text not null, key text not null,
+      note text not null, amount integer not null, created_at timestamptz not null default now())`);
+}
+
+export type Point = "before" | "after-write" | "between";
+/** Keyed by the input's `tag`: each test uses its own tags, so tests never see each other's hooks. */
+export const hooks = new Map<string, (point: Point) => Promise<void> | void>();
+/** Downstream calls a recoverable handler made (stands in for a provider), by tag. */
+export const downstreamCalls: { tag: string; downstreamKey: string }[] = [];
+
+export const input = z.object({
+  tag: z.string().min(1),
+  amount: z.number().int().positive(),
+  outcome: z.enum(["ok", "refuse", "boom"]).default("ok"),
+  extra: z.record(z.string(), z.unknown()).optional(),
+});
+type Input = z.infer<typeof input>;
+
+const rest = (path: `/${string}`): { rest: RestMeta } => ({ rest: { method: "POST", path, status: 201, summary: "test", tags: ["test"] } });
+
+function outcome(i: Input) {
+  if (i.outcome === "refuse") throw new DomainError("test-refused", 402, "Refused by a test rule.", { tag: i.tag });
+  if (i.outcome === "boom") throw new Error("an unexpected failure");
+}
+
+/** A holder that never renews its lease: what a stalled or partitioned process looks like to the others. */
+const stalling = createIdempotency({ ...idempotencyRuntime, renewEveryMs: () => 0 });
+
+function recoverableHandler() {
+  return async ({ ctx, input: i }: { ctx: { tenant: { id: string }; idempotency: import("../../server/idempotency/middleware").RecoverableHandle<import("../../db/client").Db> }; input: Input }) => {
+    const h = ctx.idempotency;
+    const recorded = await h.phase("recorded", async (tx) => {
+      const [row] = await tx.insert(effects).values({ tenantId: ctx.tenant.id, key: h.key, note: `${i.tag}:recorded`, amount: i.amount }).returning();
+      return { effectId: row!.id };
+    });
+    await hooks.get(i.tag)?.("between");
+    downstreamCalls.push({ tag: i.tag, downstreamKey: h.downstreamKey });
+    const settled = await h.phase("settled", async (tx) => {
+      const [row] = await tx.insert(effects).values({ tenantId: ctx.tenant.id, key: h.key, note: `${i.tag}:settled`, amount: i.amount }).returning();
+      return { effectId: row!.id };
+    });
+    outcome(i);
+    return { recorded: recorded.effectId, settled: settled.effectId, tag: i.tag, amount: i.amount };
+  };
+}
+
+export const testRouter = router({
+  atomic: idempotentProcedure(input, { waitMs: 5_000 })
+    .meta(rest("/t/atomic"))
+    .mutation(async ({ ctx, input: i }) => {
+      await hooks.get(i.tag)?.("before");
+      const [row] = await ctx.idempotency.tx
+        .insert(effects)
+        .values({ tenantId: ctx.tenant.id, key: ctx.idempotency.key, note: i.tag, amount: i.amount })
+        .returning();
+      await hooks.get(i.tag)?.("after-write");
+      outcome(i);
+      return { id: row!.id, tag: i.tag, amount: i.amount, createdAt: row!.createdAt.toISOString() };
+    }),
+  atomicNoWait: idempotentProcedure(input, { waitMs: 0 })
+    .meta(rest("/t/atomic-no-wait"))
+    .mutation(async ({ ctx, input: i }) => {
+      await hooks.get(i.tag)?.("before");
+      const [row] = await ctx.idempotency.tx.insert(effects).values({ tenantId: ctx.tenant.id, key: ctx.idempotency.key, note: i.tag, amount: i.amount }).returning();
+      return { id: row!.id, tag: i.tag };
+    }),
+  recoverable: recoverableProcedure(input, { waitMs: 5_000 }).meta(rest("/t/recoverable")).mutation(recoverableHandler()),
+  recoverableNoWait: recoverableProcedure(input, { waitMs: 0 }).meta(rest("/t/recoverable-no-wait")).mutation(recoverableHandler()),
+  stalling: tenantProcedure
+    .meta({ idempotent: true, ...rest("/t/stalling") })
+    .input(input)
+    .use(stalling.recoverable({ leaseMs: 400, waitMs: 0 }))
+    .mutation(recoverableHandler()),
+});
+
+const createCaller = createCallerFactory(testRouter);
+export const restHandler = createRestHandler(testRouter, "/api");
+
+export type TestTenant = { id: string; name: string; token: string };
+
+export async function newTenant(name = "test"): Promise<TestTenant> {
+  const { tenant, token } = await createTenant(database().db, name);
+  return { ...tenant, token };
+}
+
+/** A tRPC caller as the tenant, sending `key` (or no key) as Idempotency-Key. */
+export async function caller(tenant: TestTenant, key?: string) {
+  const headers = new Headers(key === undefined ? {} : { "Idempotency-Key": key });
+  return createCaller(await createContextInner({ tenant, headers }));
+}
+
+export function post(tenant: TestTenant, path: string, body: unknown, key?: string) {
+  const headers = new Headers({ authorization: `Bearer ${tenant.token}`, "content-type": "application/json" });
+  if (key !== undefined) headers.set("Idempotency-Key", key);
+  return restHandler(new Request(`http://test/api${path}`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }));
+}
+
+export async function effectsFor(tenantId: string, key: string) {
+  return database().sql<{ note: string }[]>`select note from test_effects where tenant_id = ${tenantId} and key = ${key} order by id`;
+}
+
+export async function keyRow(tenantId: string, key: string) {
+  const [row] = await database().sql<
+    { state: string; fingerprint: string; response_status: number | null; response_body: string | null; replay_count: number; fence: string; recovery_point: string; lease_expired: boolean }[]
+  >`select state, fingerprint, response_status, response_body, replay_count, fence, recovery_point, coalesce(locked_until <= now(), true) as lease_expired
+    from idempotency_keys where tenant_id = ${tenantId} and key = ${key}`;
+  return row;
+}
+
+/** Resolves once `count` callers have arrived, so they all start together. */
+export function barrier(count: number) {
+  let arrived = 0;
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  return async () => {
+    arrived += 1;
+    if (arrived === count) open();
+    await gate;
+  };
+}
+
+export function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+export const uniqueKey = (label = "k") => `${label}-${crypto.randomUUID()}`;
+
+export async function count(query: Promise<{ count: number }[]>): Promise<number> {
+  const [row] = await query;
+  return row?.count ?? 0;
+}
