@@ -333,6 +333,8 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
 
       try {
         const result = await next({ ctx: { idempotency: handle } });
+        // Whatever the handler made of it, an attempt that lost its key must say so.
+        if (lost.signal.aborted) fail(c, new IdempotencyLeaseLostError(c.ref.key, fence));
         const outcome: store.Outcome | undefined = result.ok
           ? { state: KeyState.Completed, status: runtime.successStatus(meta), body: JSON.stringify(result.data) }
           : (() => {

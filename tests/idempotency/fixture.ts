@@ -30,7 +30,7 @@ export async function ensureEffectsTable() {
       note text not null, amount integer not null, created_at timestamptz not null default now())`);
 }
 
-export type Point = "before" | "after-write" | "between";
+export type Point = "before" | "after-write" | "between" | "before-complete";
 /** Keyed by the input's `tag`: each test uses its own tags, so tests never see each other's hooks. */
 export const hooks = new Map<string, (point: Point) => Promise<void> | void>();
 /** Downstream calls a recoverable handler made (stands in for a provider), by tag. */
@@ -67,6 +67,7 @@ function recoverableHandler() {
       const [row] = await tx.insert(effects).values({ tenantId: ctx.tenant.id, key: h.key, note: `${i.tag}:settled`, amount: i.amount }).returning();
       return { effectId: row!.id };
     });
+    await hooks.get(i.tag)?.("before-complete");
     outcome(i);
     return { recorded: recorded.effectId, settled: settled.effectId, tag: i.tag, amount: i.amount };
   };
@@ -94,6 +95,8 @@ export const testRouter = router({
     }),
   recoverable: recoverableProcedure(input, { waitMs: 5_000 }).meta(rest("/t/recoverable")).mutation(recoverableHandler()),
   recoverableNoWait: recoverableProcedure(input, { waitMs: 0 }).meta(rest("/t/recoverable-no-wait")).mutation(recoverableHandler()),
+  /** A short lease that only renewal keeps alive. */
+  renewing: recoverableProcedure(input, { leaseMs: 300, waitMs: 0 }).meta(rest("/t/renewing")).mutation(recoverableHandler()),
   stalling: tenantProcedure
     .meta({ idempotent: true, ...rest("/t/stalling") })
     .input(input)

@@ -1,0 +1,117 @@
+/**
+ * Concurrent duplicates. Each burst is N calls with the same key, released
+ * together by a barrier, each on its own pooled connection (the pool is
+ * warmed first so connection set-up does not stagger the start), repeated
+ * with fresh keys; executions are counted in the database.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { database } from "../../db/client";
+import { barrier, caller, deferred, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
+
+const BURST = 20;
+const REPETITIONS = 50;
+
+let tenant: TestTenant;
+beforeAll(async () => {
+  await ensureEffectsTable();
+  tenant = await newTenant("bursts");
+  // Warm the pool: every burst member then starts on an open connection.
+  await Promise.all(Array.from({ length: 30 }, () => database().sql`select pg_sleep(0.01)`));
+});
+
+async function burst(path: "/t/atomic" | "/t/recoverable", key: string) {
+  const ready = barrier(BURST);
+  const body = { tag: key, amount: 42 };
+  return Promise.all(
+    Array.from({ length: BURST }, async () => {
+      await ready();
+      const res = await post(tenant, path, body, key);
+      return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
+    }),
+  );
+}
+
+describe.each(["/t/atomic", "/t/recoverable"] as const)("%s: %i-way same-key bursts", (path) => {
+  it(`runs exactly once per key over ${REPETITIONS} bursts`, async () => {
+    for (let i = 0; i < REPETITIONS; i++) {
+      const key = uniqueKey(`burst${i}`);
+      const answers = await burst(path, key);
+      const executions = await effectsFor(tenant.id, key);
+      // atomic writes one effect, recoverable two (one per phase), each exactly once.
+      expect(executions.length, `key ${key}`).toBe(path === "/t/atomic" ? 1 : 2);
+      const ok = answers.filter((a) => a.status === 201);
+      expect(ok.length + answers.filter((a) => a.status === 409).length).toBe(BURST);
+      expect(new Set(ok.map((a) => a.body)).size).toBe(1);
+      expect(ok.filter((a) => !a.replayed)).toHaveLength(1);
+      const row = await keyRow(tenant.id, key);
+      expect(row).toMatchObject({ state: "completed", response_status: 201, response_body: ok[0]!.body });
+      expect(row!.replay_count).toBe(ok.length - 1);
+    }
+  });
+});
+
+describe("a duplicate while the first attempt is still running", () => {
+  it("atomic, with a wait budget: the duplicate waits on the key and then replays", async () => {
+    const key = uniqueKey();
+    const hold = deferred();
+    const entered = deferred();
+    hooks.set(key, async (point) => {
+      if (point === "after-write") {
+        entered.resolve();
+        await hold.promise;
+      }
+    });
+    const first = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
+    await entered.promise;
+    const second = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
+    await new Promise((r) => setTimeout(r, 100));
+    hold.resolve();
+    const [a, b] = await Promise.all([first, second]);
+    expect(b).toEqual(a);
+    expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+    hooks.delete(key);
+  });
+
+  it("atomic, without a wait budget: 409 with Retry-After, and later the replay", async () => {
+    const key = uniqueKey();
+    const hold = deferred();
+    const entered = deferred();
+    hooks.set(key, async () => {
+      entered.resolve();
+      await hold.promise;
+    });
+    const first = post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
+    await entered.promise;
+    const dup = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
+    expect(dup.status).toBe(409);
+    expect(dup.headers.get("retry-after")).toBe("1");
+    expect(await dup.json()).toMatchObject({ type: "/problems/idempotency-key-in-progress", status: 409 });
+    hold.resolve();
+    const original = await first;
+    expect(original.status).toBe(201);
+    const later = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
+    expect(later.headers.get("idempotent-replayed")).toBe("true");
+    expect(await later.text()).toBe(await original.text());
+    expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+    hooks.delete(key);
+  });
+
+  it("recoverable, without a wait budget: the committed in-progress key answers 409 until it completes", async () => {
+    const key = uniqueKey();
+    const hold = deferred();
+    const entered = deferred();
+    hooks.set(key, async () => {
+      entered.resolve();
+      await hold.promise;
+    });
+    const first = post(tenant, "/t/recoverable-no-wait", { tag: key, amount: 1 }, key);
+    await entered.promise;
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", recovery_point: "recorded", lease_expired: false });
+    const dup = await post(tenant, "/t/recoverable-no-wait", { tag: key, amount: 1 }, key);
+    expect(dup.status).toBe(409);
+    hold.resolve();
+    expect((await first).status).toBe(201);
+    expect(await effectsFor(tenant.id, key)).toHaveLength(2);
+    hooks.delete(key);
+  });
+});

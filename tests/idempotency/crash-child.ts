@@ -1,0 +1,18 @@
+/**
+ * A process that claims a key and then hangs at a chosen point, so a test
+ * can kill it with SIGKILL: the real crash of a holder, not a simulation.
+ * argv: <procedure: atomic|recoverable> <tenant id> <key> <hook point>
+ */
+import { openDatabase } from "../../db/client";
+import { caller, ensureEffectsTable, hooks, type Point } from "./fixture";
+
+const [procedure, tenantId, key, point] = process.argv.slice(2) as ["atomic" | "recoverable", string, string, Point];
+openDatabase(process.env.DATABASE_URL!, { max: 4 });
+await ensureEffectsTable();
+hooks.set(key, async (at) => {
+  if (at !== point) return;
+  process.stdout.write("holding\n");
+  await new Promise(() => undefined);
+});
+const c = await caller({ id: tenantId, name: "crash", token: "" }, key);
+await c[procedure]({ tag: key, amount: 13 });

@@ -1,0 +1,176 @@
+/**
+ * Holders that crash or stall. A killed process (SIGKILL) leaves either
+ * nothing (atomic: the transaction dies with its connection) or a committed
+ * recovery point that a retry resumes after the lease. A stalled holder that
+ * wakes up after being taken over can neither write a phase nor complete.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { TRPCError } from "@trpc/server";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { caller, deferred, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
+
+let tenant: TestTenant;
+beforeAll(async () => {
+  await ensureEffectsTable();
+  tenant = await newTenant("crashes");
+});
+
+/** Starts a holder in its own process and resolves once it is parked at `point`. */
+async function holderThatHangs(procedure: "atomic" | "recoverable", key: string, point: string, leaseMs: number) {
+  const child = spawn(process.execPath, ["--import", "tsx", "tests/idempotency/crash-child.ts", procedure, tenant.id, key, point], {
+    env: { ...process.env, DATABASE_URL: inject("databaseUrl"), IDEMPOTENCY_LEASE_MS: String(leaseMs), LOG_LEVEL: "silent" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.setEncoding("utf8");
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: string) => {
+      out += chunk;
+      if (out.includes("holding")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`holder exited early (${code})`)));
+  });
+  return child;
+}
+
+describe("a holder killed with SIGKILL", () => {
+  it("atomic: business writes and the key vanish together; the retry runs once", async () => {
+    const key = uniqueKey("killed-atomic");
+    const child = await holderThatHangs("atomic", key, "after-write", 30_000);
+    // The business row exists inside the holder's open transaction only.
+    expect(await effectsFor(tenant.id, key)).toHaveLength(0);
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    const res = await post(tenant, "/t/atomic", { tag: key, amount: 13 }, key);
+    expect(res.status).toBe(201);
+    expect(res.headers.get("idempotent-replayed")).toBeNull();
+    expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "1" });
+  });
+
+  it("recoverable: after the lease a retry takes over, resumes after the committed phase and finishes once", async () => {
+    const key = uniqueKey("killed-recoverable");
+    const child = await holderThatHangs("recoverable", key, "between", 1_000);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", recovery_point: "recorded", lease_expired: false });
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    // Within the lease the key is still held: a caller that does not wait is told to retry.
+    const early = await post(tenant, "/t/recoverable-no-wait", { tag: key, amount: 13 }, key);
+    expect([409, 422]).toContain(early.status);
+    const res = await post(tenant, "/t/recoverable", { tag: key, amount: 13 }, key);
+    expect(res.status).toBe(201);
+    expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([`${key}:recorded`, `${key}:settled`]);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "2" });
+  });
+});
+
+describe("a stalled holder that wakes up after a takeover", () => {
+  it("cannot write its next phase nor complete; it learns it lost (409); the work happened once", async () => {
+    const key = uniqueKey("stalled");
+    const wake = deferred();
+    const parked = deferred();
+    let attempts = 0;
+    hooks.set(key, async () => {
+      attempts += 1;
+      if (attempts === 1) {
+        parked.resolve();
+        await wake.promise;
+      }
+    });
+    const stalled = (await caller(tenant, key)).stalling({ tag: key, amount: 5 });
+    await parked.promise;
+    await new Promise((r) => setTimeout(r, 500)); // the 400 ms lease runs out, nobody renews it
+    const retry = await (await caller(tenant, key)).stalling({ tag: key, amount: 5 });
+    expect(retry).toMatchObject({ tag: key, amount: 5 });
+    wake.resolve();
+    const late = await stalled.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(late).toBeInstanceOf(TRPCError);
+    expect((late as TRPCError).code).toBe("CONFLICT");
+    expect((late as TRPCError).cause?.name).toBe("IdempotencyLeaseLostError");
+    expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([`${key}:recorded`, `${key}:settled`]);
+    const row = await keyRow(tenant.id, key);
+    expect(row).toMatchObject({ state: "completed", fence: "2" });
+    expect(JSON.parse(row!.response_body!)).toEqual(retry);
+    // Both attempts called downstream, with one and the same downstream key: the provider dedupes it.
+    const calls = downstreamCalls.filter((c) => c.tag === key);
+    expect(calls).toHaveLength(2);
+    expect(new Set(calls.map((c) => c.downstreamKey)).size).toBe(1);
+    hooks.delete(key);
+  });
+
+  it("a holder stalled after its last phase cannot complete the key it lost", async () => {
+    const key = uniqueKey("late-complete");
+    const wake = deferred();
+    const parked = deferred();
+    let attempts = 0;
+    hooks.set(key, async (point) => {
+      if (point !== "before-complete") return;
+      attempts += 1;
+      if (attempts === 1) {
+        parked.resolve();
+        await wake.promise;
+      }
+    });
+    const stalled = (await caller(tenant, key)).stalling({ tag: key, amount: 6 });
+    await parked.promise;
+    await new Promise((r) => setTimeout(r, 500));
+    const retry = await (await caller(tenant, key)).stalling({ tag: key, amount: 6 });
+    wake.resolve();
+    const late = await stalled.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((late as TRPCError).code).toBe("CONFLICT");
+    const row = await keyRow(tenant.id, key);
+    expect(JSON.parse(row!.response_body!)).toEqual(retry);
+    // Both phases were committed by the first holder; the one that took over only completed.
+    expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([`${key}:recorded`, `${key}:settled`]);
+    hooks.delete(key);
+  });
+
+  it("an error after a committed phase keeps the recovery point: the retry resumes without redoing it", async () => {
+    const key = uniqueKey("resume");
+    let attempts = 0;
+    hooks.set(key, () => {
+      attempts += 1;
+      if (attempts === 1) throw new Error("the provider connection dropped");
+    });
+    const first = await post(tenant, "/t/recoverable", { tag: key, amount: 8 }, key);
+    expect(first.status).toBe(500);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", recovery_point: "recorded", lease_expired: true });
+    const retry = await post(tenant, "/t/recoverable", { tag: key, amount: 8 }, key);
+    expect(retry.status).toBe(201);
+    expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([`${key}:recorded`, `${key}:settled`]);
+    hooks.delete(key);
+  });
+});
+
+describe("a holder still working", () => {
+  it("renews its lease, so nobody takes over while it runs for several leases", async () => {
+    const key = uniqueKey("renews");
+    const hold = deferred();
+    const parked = deferred();
+    hooks.set(key, async () => {
+      parked.resolve();
+      await hold.promise;
+    });
+    const running = post(tenant, "/t/renewing", { tag: key, amount: 2 }, key);
+    await parked.promise;
+    // Three leases of 300 ms pass; without renewal a duplicate would take over.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 300));
+      const dup = await post(tenant, "/t/renewing", { tag: key, amount: 2 }, key);
+      expect(dup.status).toBe(409);
+      expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", fence: "1", lease_expired: false });
+    }
+    hold.resolve();
+    expect((await running).status).toBe(201);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "1" });
+    expect(await effectsFor(tenant.id, key)).toHaveLength(2);
+    hooks.delete(key);
+  });
+});
