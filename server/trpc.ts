@@ -21,7 +21,7 @@ import { DomainError, isFinal, problemBody, StoredProblemError, toProblem, toTRP
 import { createIdempotency, type IdempotencyRuntime, type ProcedureOptions } from "./idempotency/middleware";
 import { tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
-import { logger } from "./logger";
+import { recordEvent } from "./keys/events";
 
 export type RestMeta = {
   method: "GET" | "POST";
@@ -91,7 +91,7 @@ export const idempotencyRuntime: IdempotencyRuntime<TenantContext, Db, Meta> = {
     ctx.response.body = response.body;
     if (response.replayed) ctx.response.headers.set("Idempotent-Replayed", "true");
   },
-  onEvent: (event) => logger.info({ idempotency: event }, `idempotency ${event.type}`),
+  onEvent: recordEvent,
   defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: 10_000 },
 };
 

@@ -2,3 +2,5 @@
 export * from "./tenants";
 export * from "./products";
 export * from "../../server/idempotency/schema";
+export * from "./events";
+export * from "./payments";

@@ -1,6 +1,8 @@
 /** The periodic in-process deletion of expired idempotency keys. */
+import { env } from "../env";
 import { logger } from "../logger";
 import { deleteExpiredKeys } from "../trpc";
+import { deleteEventsBefore } from "./events";
 
 export function startExpirySweep(everyMs: number) {
   if (everyMs <= 0) return { stop: () => undefined };
@@ -10,7 +12,10 @@ export function startExpirySweep(everyMs: number) {
     if (running) return;
     running = true;
     deleteExpiredKeys({ signal: controller.signal })
-      .then((deleted) => deleted > 0 && logger.info({ deleted }, "expired idempotency keys deleted"))
+      .then(async (deleted) => {
+        if (deleted > 0) logger.info({ deleted }, "expired idempotency keys deleted");
+        await deleteEventsBefore(new Date(Date.now() - env.IDEMPOTENCY_TTL_MS));
+      })
       .catch((err: unknown) => logger.error({ err }, "expiry sweep failed"))
       .finally(() => (running = false));
   }, everyMs);
