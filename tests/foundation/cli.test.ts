@@ -13,7 +13,7 @@ import { freePort } from "../support/database";
 
 const run = promisify(execFile);
 
-function tenantCli(name: string, env: NodeJS.ProcessEnv) {
+function tenantCli(name: string, env: Record<string, string>) {
   return run(process.execPath, ["--import", "tsx", "scripts/tenant.ts", "create", name], { env: { ...process.env, LOG_LEVEL: "silent", ...env } });
 }
 
