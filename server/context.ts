@@ -20,6 +20,8 @@ export type ContextOptions = {
   /** Set for server-side callers that already know the tenant (pages, tests). */
   tenant?: Tenant | null;
   response?: ResponseSink;
+  /** The request body exactly as received, for signature checks (webhooks). */
+  rawBody?: string;
 };
 
 export async function createContextInner(options: ContextOptions = {}) {
@@ -31,6 +33,7 @@ export async function createContextInner(options: ContextOptions = {}) {
     headers: options.headers ?? new Headers(),
     tenant: options.tenant ?? null,
     response: options.response ?? { headers: new Headers() },
+    rawBody: options.rawBody,
   };
 }
 

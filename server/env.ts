@@ -24,6 +24,19 @@ const schema = z.object({
     .enum(["true", "false"])
     .default("true")
     .transform((v) => v === "true"),
+  /** A payment provider already running; unset: the app starts the stand-in on PSP_PORT. */
+  PSP_URL: z.url().optional(),
+  PSP_PORT: z.coerce.number().int().min(1024).max(65535).default(4010),
+  /** How long the stand-in takes to answer for acct_test_slow. */
+  PSP_SLOW_MS: z.coerce.number().int().min(0).default(3000),
+  /** Signs the provider's webhooks (HMAC-SHA256). The default is a public demo value: set your own anywhere real. */
+  PSP_WEBHOOK_SECRET: z.string().min(8).default("whsec_demo_only"),
+  /** Per attempt; the client retries timeouts with the same downstream key. */
+  PSP_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** The admin dashboard's password; unset disables admin sign-in, and production refuses to start without it. */
+  ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  /** Signs admin session cookies; unset: a key derived from ADMIN_PASSWORD, so restarts keep sessions. */
+  ADMIN_SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -33,6 +46,11 @@ function parse(): Env {
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new Error(`Invalid environment:\n${lines.join("\n")}`);
+  }
+  // `next build` also runs with NODE_ENV=production but starts nothing; the server it builds is checked when it starts.
+  const building = process.env.NEXT_PHASE === "phase-production-build";
+  if (result.data.NODE_ENV === "production" && !result.data.ADMIN_PASSWORD && !building) {
+    throw new Error("Invalid environment:\n  ADMIN_PASSWORD: required when NODE_ENV=production (it protects /admin); `npm start` sets a demo one when unset.");
   }
   return result.data;
 }

@@ -81,6 +81,27 @@ export class InvalidFieldError extends DomainError {
   }
 }
 
+/** A payment the provider declined: a decided outcome, stored and replayed. */
+export class PaymentDeclinedError extends DomainError {
+  override readonly name = "PaymentDeclinedError";
+  constructor(reason: string, message: string, links: { paymentId: string; orderId?: string }) {
+    super("payment-declined", 402, message, { reason, ...links });
+  }
+}
+
+/**
+ * Another system did not answer, so the outcome is unknown. Not final: the
+ * key is released and a retry with it finishes the work (with the same
+ * downstream key, so the provider never acts twice).
+ */
+export class UpstreamUnavailableError extends Error {
+  override readonly name = "UpstreamUnavailableError";
+  readonly status = 503;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
 /** A problem rebuilt from stored bytes, so a replayed error maps exactly like the first. */
 export class StoredProblemError extends Error {
   override readonly name = "StoredProblemError";
@@ -104,7 +125,11 @@ function fromCause(cause: unknown): Problem | undefined {
   if (cause instanceof StoredProblemError) return cause.problem;
   if (cause instanceof z.ZodError) return validationProblem(cause);
   if (cause instanceof DomainError) {
-    return { type: problemType(cause.slug), title: TITLES[cause.status] ?? "Error", status: cause.status, detail: cause.message, ...cause.extensions };
+    // Extensions first: they may add members, never replace the standard ones.
+    return { ...cause.extensions, type: problemType(cause.slug), title: TITLES[cause.status] ?? "Error", status: cause.status, detail: cause.message };
+  }
+  if (cause instanceof UpstreamUnavailableError) {
+    return { type: problemType("upstream-unavailable"), title: TITLES[503]!, status: 503, detail: cause.message, retryAfter: 1 };
   }
   if (cause instanceof IdempotencyError) {
     const problem: Problem = { type: problemType(cause.problem), title: TITLES[cause.status]!, status: cause.status, detail: cause.message };
@@ -147,3 +172,11 @@ export function isFinal(error: TRPCError): boolean {
 }
 
 export const problemBody = (problem: Problem) => JSON.stringify(problem);
+
+/** A business rule refused the request (insufficient funds, refund over the captured amount, ...). Never 409: clients retry 409. */
+export class RuleViolationError extends DomainError {
+  override readonly name = "RuleViolationError";
+  constructor(slug: string, message: string, extensions: Record<string, unknown> = {}) {
+    super(slug, 422, message, extensions);
+  }
+}

@@ -1,9 +1,20 @@
 /** The app router: one sub-router per domain. */
+import { accountsRouter } from "./accounts/router";
 import { catalogRouter } from "./catalog/router";
+import { ledgerRouter } from "./ledger/router";
+import { couponsRouter, ordersRouter } from "./orders/router";
+import { paymentsRouter } from "./payments/router";
+import { webhooksRouter } from "./webhooks/router";
 import { createCallerFactory, router } from "./trpc";
 
 export const appRouter = router({
   catalog: catalogRouter,
+  payments: paymentsRouter,
+  accounts: accountsRouter,
+  coupons: couponsRouter,
+  orders: ordersRouter,
+  ledger: ledgerRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

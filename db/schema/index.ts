@@ -4,3 +4,4 @@ export * from "./products";
 export * from "../../server/idempotency/schema";
 export * from "./events";
 export * from "./payments";
+export * from "./admin";

@@ -28,6 +28,12 @@ export const payments = pgTable(
     amountRefundedMinor: money("amount_refunded_minor").notNull().default(0),
     pspChargeId: text("psp_charge_id"),
     failureReason: text("failure_reason"),
+    /**
+     * A capture or void that has been decided but not yet confirmed by the
+     * provider. Claimed with a conditional UPDATE, so capture and void of one
+     * payment can never both proceed.
+     */
+    pendingAction: text("pending_action").$type<"capture" | "void">(),
     idempotencyKey: text("idempotency_key"),
     createdAt: ts("created_at").notNull().default(sql`now()`),
     updatedAt: ts("updated_at").notNull().default(sql`now()`),
@@ -49,6 +55,12 @@ export const refunds = pgTable(
       .references(() => payments.id),
     amountMinor: money("amount_minor").notNull(),
     currency: text("currency").notNull(),
+    /**
+     * "pending" while the provider has not confirmed it (its amount already
+     * counts against the limit); "failed" when the provider refused it and the
+     * reservation was given back.
+     */
+    status: text("status").$type<"pending" | "succeeded" | "failed">().notNull().default("succeeded"),
     pspRefundId: text("psp_refund_id"),
     idempotencyKey: text("idempotency_key"),
     eventId: text("event_id"),

@@ -29,8 +29,7 @@ function problem(p: Problem, headers = new Headers()): Response {
   return send(p.status, problemBody(p), headers);
 }
 
-async function readBody(req: Request): Promise<unknown> {
-  const text = await req.text();
+function parseBody(text: string): unknown {
   if (text.trim() === "") return {};
   try {
     return JSON.parse(text) as unknown;
@@ -67,12 +66,13 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
   const { route, params } = match;
   const sink: ResponseSink = { headers: new Headers() };
   try {
-    const fields = route.rest.method === "GET" ? Object.fromEntries(url.searchParams) : await readBody(req);
+    const rawBody = route.rest.method === "GET" ? undefined : await req.text();
+    const fields = rawBody === undefined ? Object.fromEntries(url.searchParams) : parseBody(rawBody);
     if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
       throw new DomainError("validation", 400, "The request body must be a JSON object.", { errors: [{ field: "(body)", message: "must be a JSON object" }] });
     }
     const input = { ...fields, ...params };
-    const ctx = await createContextInner({ headers: req.headers, response: sink });
+    const ctx = await createContextInner({ headers: req.headers, response: sink, rawBody });
     const call = route.procedure.split(".").reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], createCaller(ctx as never)) as (i: unknown) => Promise<unknown>;
     const output = await call(input);
     if (sink.body !== undefined) return send(sink.status ?? 200, sink.body, sink.headers);

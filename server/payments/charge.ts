@@ -1,0 +1,66 @@
+/**
+ * Charging through the provider inside a recoverable procedure: the payment
+ * row exists (pending) before the call, the call carries the key's downstream
+ * key, and the outcome is recorded in a phase of its own. A retry after a
+ * crash or a timeout calls again with the same downstream key (the provider
+ * answers with the original charge) and records the outcome once.
+ */
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { orders, payments, PaymentStatus, coupons } from "../../db/schema";
+import { PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
+import type { RecoverableHandle } from "../idempotency/middleware";
+import { Book, postMovement, transfer } from "../ledger/post";
+import { psp } from "./provider";
+
+type Settled = { outcome: "charged" } | { outcome: "declined"; reason: string; message: string };
+
+export async function chargeAndRecord(
+  h: RecoverableHandle<Db>,
+  p: { tenantId: string; paymentId: string; orderId?: string; amountMinor: number; currency: string; destination: string; capture: boolean },
+): Promise<void> {
+  const result = await psp().charge(
+    { amount: p.amountMinor, currency: p.currency, destination: p.destination, capture: p.capture, reference: p.paymentId },
+    h.downstreamKey,
+  );
+  if (result.kind === "unknown") {
+    throw new UpstreamUnavailableError("The payment provider did not answer; the payment is pending. Retry with the same Idempotency-Key to finish it.", { cause: result.cause });
+  }
+  if (result.kind === "rejected") throw new Error(`The provider rejected the charge request: ${result.status} ${result.type}`);
+
+  const settled = await h.phase<Settled>("charged", async (tx) => {
+    if (result.kind === "declined") {
+      await tx.update(payments).set({ status: PaymentStatus.Failed, failureReason: result.reason, updatedAt: new Date() }).where(eq(payments.id, p.paymentId));
+      if (p.orderId) {
+        await tx.update(orders).set({ status: "payment_failed" }).where(eq(orders.id, p.orderId));
+        // A declined order gives its coupon back: the next attempt may use it.
+        await tx.update(coupons).set({ redeemedOrderId: null, redeemedAt: null }).where(and(eq(coupons.tenantId, p.tenantId), eq(coupons.redeemedOrderId, p.orderId)));
+      }
+      return { outcome: "declined", reason: result.reason, message: result.message ?? "The payment was declined." };
+    }
+    const captured = result.charge.status === "succeeded";
+    await tx
+      .update(payments)
+      .set({
+        status: captured ? PaymentStatus.Succeeded : PaymentStatus.RequiresCapture,
+        pspChargeId: result.charge.id,
+        amountCapturedMinor: captured ? p.amountMinor : 0,
+        updatedAt: new Date(),
+      })
+      .where(eq(payments.id, p.paymentId));
+    if (p.orderId) await tx.update(orders).set({ status: "paid" }).where(eq(orders.id, p.orderId));
+    if (captured) {
+      await postMovement(tx, {
+        tenantId: p.tenantId,
+        currency: p.currency,
+        cause: { idempotencyKey: h.key },
+        links: { paymentId: p.paymentId, orderId: p.orderId },
+        lines: transfer(Book.pspClearing, Book.sales, p.amountMinor),
+      });
+    }
+    return { outcome: "charged" };
+  });
+  if (settled.outcome === "declined") {
+    throw new PaymentDeclinedError(settled.reason, settled.message, { paymentId: p.paymentId, ...(p.orderId ? { orderId: p.orderId } : {}) });
+  }
+}
