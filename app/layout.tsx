@@ -16,7 +16,9 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             Exactly Once
           </a>
           <nav aria-label="Main">
+            <a href="/checkout">Checkout</a>
             <a href="/docs">API docs</a>
+            <a href="/admin">Admin</a>
           </nav>
         </header>
         <main>{children}</main>

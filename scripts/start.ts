@@ -3,6 +3,8 @@
  * sources, then serves the production server on PORT (default 3000). The
  * server itself starts embedded PostgreSQL (or uses DATABASE_URL), migrates
  * and seeds (instrumentation.node.ts). SIGTERM/SIGINT stop everything.
+ * Without ADMIN_PASSWORD the admin dashboard gets the documented demo
+ * password "demo-admin" (production refuses to start with none at all).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -28,6 +30,13 @@ function sourceStamp(): string {
   };
   for (const s of SOURCES) visit(path.join(root, s));
   return hash.digest("hex");
+}
+
+/** The demo's documented admin password; anything real sets its own ADMIN_PASSWORD. */
+const DEMO_ADMIN_PASSWORD = "demo-admin";
+if (!process.env.ADMIN_PASSWORD) {
+  process.env.ADMIN_PASSWORD = DEMO_ADMIN_PASSWORD;
+  process.stderr.write(`ADMIN_PASSWORD is unset: /admin accepts the demo password "${DEMO_ADMIN_PASSWORD}".\n`);
 }
 
 const stamp = sourceStamp();

@@ -1,4 +1,5 @@
 /** The app router: one sub-router per domain. */
+import { adminRouter } from "./admin/_router";
 import { accountsRouter } from "./accounts/router";
 import { catalogRouter } from "./catalog/router";
 import { ledgerRouter } from "./ledger/router";
@@ -15,6 +16,7 @@ export const appRouter = router({
   orders: ordersRouter,
   ledger: ledgerRouter,
   webhooks: webhooksRouter,
+  admin: adminRouter,
 });
 
 export type AppRouter = typeof appRouter;

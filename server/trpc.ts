@@ -6,7 +6,8 @@
  * - `idempotentProcedure(input)`: tenant + idempotency, claim and business
  *   writes in one transaction (handlers write through `ctx.idempotency.tx`);
  * - `recoverableProcedure(input)`: tenant + idempotency with recovery points,
- *   for handlers that call a provider between their writes.
+ *   for handlers that call a provider between their writes;
+ * - `adminProcedure`: a signed admin session cookie; tenant tokens never count.
  *
  * The idempotent builders take the input schema because validation must run
  * before the key is claimed (a malformed request pins nothing), and tRPC runs
@@ -22,6 +23,7 @@ import { createIdempotency, type IdempotencyRuntime, type ProcedureOptions } fro
 import { tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
 import { recordEvent } from "./keys/events";
+import { sessionFromHeaders } from "./admin/session";
 
 export type RestMeta = {
   method: "GET" | "POST";
@@ -69,6 +71,13 @@ export const tenantProcedure = publicProcedure.use(async ({ ctx, next }) => {
 });
 
 export type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> };
+
+/** The admin session comes from the cookie alone, so a Bearer tenant token can never reach admin procedures. */
+export const adminProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const admin = sessionFromHeaders(ctx.headers);
+  if (!admin) throw toTRPCError(new DomainError("unauthorized", 401, "Admin sign-in required."));
+  return next({ ctx: { admin } });
+});
 
 /** The middleware wired to this app; exported so tests can build variants (say, a holder that never renews). */
 export const idempotencyRuntime: IdempotencyRuntime<TenantContext, Db, Meta> = {

@@ -1,0 +1,55 @@
+"use client";
+/** One key in full, refreshed every 5 seconds, with the recover action when it is in progress. */
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "../../_trpc/client";
+import { AuditLog } from "./audit-log";
+import { pretty } from "./format";
+import { KeyFields } from "./key-fields";
+import { LedgerEntries, ProviderCharges, Timeline } from "./key-history";
+import { QueryError } from "./query-error";
+import { RecoverLock } from "./recover-lock";
+
+export function KeyDetailView({ tenantId, keyName }: { tenantId: string; keyName: string }) {
+  const trpc = useTRPC();
+  const detail = useQuery(trpc.admin.keys.get.queryOptions({ tenantId, key: keyName }, { refetchInterval: 5_000 }));
+  if (detail.error) return <QueryError error={detail.error} />;
+  if (!detail.data) return <p className="muted">Loading the key…</p>;
+  const { key: k, timeline, ledger, payments } = detail.data;
+  const recoverable = k.state === "in_progress";
+  return (
+    <>
+      <section aria-labelledby="fields-heading">
+        <h2 id="fields-heading">Fields</h2>
+        <KeyFields k={k} />
+      </section>
+      {recoverable && (
+        <section aria-labelledby="actions-heading" className="card">
+          <h2 id="actions-heading">Actions</h2>
+          <RecoverLock tenantId={k.tenantId} keyName={k.key} stale={k.stale} />
+        </section>
+      )}
+      <section aria-labelledby="request-heading">
+        <h2 id="request-heading">Request fingerprint inputs</h2>
+        <p className="muted small">The canonical text the request hash is the SHA-256 of: the procedure path, a newline, the canonical JSON of the input.</p>
+        <pre data-testid="canonical-request">{k.request}</pre>
+      </section>
+      <section aria-labelledby="response-heading">
+        <h2 id="response-heading">Stored response</h2>
+        <pre data-testid="stored-response">{pretty(k.responseBody)}</pre>
+      </section>
+      <section aria-labelledby="timeline-heading">
+        <h2 id="timeline-heading">Timeline</h2>
+        <Timeline events={timeline} />
+      </section>
+      <section aria-labelledby="ledger-heading">
+        <h2 id="ledger-heading">Ledger entries</h2>
+        <LedgerEntries entries={ledger} />
+      </section>
+      <section aria-labelledby="charges-heading">
+        <h2 id="charges-heading">Provider charges</h2>
+        <ProviderCharges payments={payments} />
+      </section>
+      <AuditLog tenantId={k.tenantId} keyName={k.key} />
+    </>
+  );
+}

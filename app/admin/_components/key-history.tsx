@@ -1,0 +1,99 @@
+/** A key's timeline and what it caused: its events, the ledger entries tagged with it, the provider charges made under it. */
+import type { CausedLedgerEntry, CausedPayment, TimelineEvent } from "@/server/admin/get.handler";
+import { utc } from "./format";
+
+const EVENT_LABELS: Record<string, string> = {
+  claimed: "Claimed",
+  replayed: "Replayed the stored result",
+  conflict: "Duplicate while in progress (409)",
+  mismatch: "Same key, different request (422)",
+  takeover: "Taken over after the lease ran out",
+  completed: "Completed; result stored",
+  released: "Released after an error; the next retry runs again",
+  expired: "Expired; reused as a new operation",
+  lease_lost: "A holder lost the key to a newer one",
+};
+
+export function Timeline({ events }: { events: TimelineEvent[] }) {
+  if (events.length === 0) return <p className="muted">No events recorded for this key.</p>;
+  return (
+    <ol className="timeline">
+      {events.map((e) => (
+        <li key={e.id}>
+          <time dateTime={e.at}>{utc(e.at)}</time> <strong>{EVENT_LABELS[e.type] ?? e.type}</strong>
+          <span className="muted small">
+            {e.fence !== null && ` · fence ${e.fence}`}
+            {e.status !== null && ` · status ${e.status}`}
+            {e.recoveryPoint && ` · at ${e.recoveryPoint}`}
+          </span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function LedgerEntries({ entries }: { entries: CausedLedgerEntry[] }) {
+  if (entries.length === 0) return <p className="muted">No ledger entries carry this key.</p>;
+  return (
+    <table className="table">
+      <thead>
+        <tr>
+          <th scope="col">Entry</th>
+          <th scope="col">Account</th>
+          <th scope="col">Direction</th>
+          <th scope="col" className="num">
+            Amount
+          </th>
+          <th scope="col">For</th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {entries.map((e) => (
+          <tr key={e.id}>
+            <td className="mono">{e.id}</td>
+            <td className="mono">{e.ledgerAccount}</td>
+            <td>{e.direction}</td>
+            <td className="num">
+              {e.amount} {e.currency}
+            </td>
+            <td className="mono">{e.paymentId ?? e.orderId ?? e.accountId ?? "—"}</td>
+            <td className="nowrap">{utc(e.createdAt)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function ProviderCharges({ payments }: { payments: CausedPayment[] }) {
+  if (payments.length === 0) return <p className="muted">No payments were created with this key.</p>;
+  return (
+    <table className="table">
+      <thead>
+        <tr>
+          <th scope="col">Payment</th>
+          <th scope="col">Status</th>
+          <th scope="col" className="num">
+            Amount
+          </th>
+          <th scope="col">Destination</th>
+          <th scope="col">Provider charge</th>
+        </tr>
+      </thead>
+      <tbody>
+        {payments.map((p) => (
+          <tr key={p.id}>
+            <td className="mono">{p.id}</td>
+            <td>{p.status}</td>
+            <td className="num">
+              {p.amount} {p.currency}
+            </td>
+            <td className="mono">{p.destination}</td>
+            <td className="mono">{p.pspChargeId ?? "— (not charged yet)"}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,27 @@
+"use client";
+/** The dashboard: counts, the last hour's activity, the filters, the keys, the purge action and the audit log. */
+import { ActivityChart } from "./activity-chart";
+import { AuditLog } from "./audit-log";
+import { KeyFilters } from "./key-filters";
+import { KeysTable } from "./keys-table";
+import { PurgeExpired } from "./purge-expired";
+import { StateCounts } from "./state-counts";
+import { useKeyFilters } from "./use-key-filters";
+
+export function KeysDashboard() {
+  const { filters, update, clear } = useKeyFilters();
+  // A new set of filters starts a new walk through the pages.
+  const walk = JSON.stringify({ ...filters, cursor: undefined });
+  return (
+    <>
+      <div className="overview">
+        <StateCounts filters={filters} update={update} />
+        <ActivityChart tenantId={filters.tenantId} />
+      </div>
+      <KeyFilters filters={filters} update={update} clear={clear} />
+      <KeysTable key={walk} filters={filters} update={update} />
+      <PurgeExpired tenantId={filters.tenantId} />
+      <AuditLog tenantId={filters.tenantId} />
+    </>
+  );
+}

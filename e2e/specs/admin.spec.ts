@@ -1,0 +1,224 @@
+/**
+ * The admin dashboard: nothing without signing in; a checkout's key with its
+ * hash, ledger entries and provider charge; replays counted live; a stopped
+ * holder's lock recovered so a retry finishes once; filters and search kept
+ * in the URL; and no serious accessibility violations. Each test works on a
+ * tenant of its own and filters the dashboard to it.
+ */
+import { randomUUID } from "node:crypto";
+import AxeBuilder from "@axe-core/playwright";
+import type { APIRequestContext, Page } from "@playwright/test";
+import type { Sql } from "postgres";
+import { expect, test as base, type E2eTenant } from "../fixtures";
+import { AdminKeyPage, AdminPage } from "../pages/admin-page";
+
+const test = base.extend<{ admin: AdminPage; keyPage: AdminKeyPage }>({
+  admin: async ({ page }, provide) => {
+    await provide(new AdminPage(page));
+  },
+  keyPage: async ({ page }, provide) => {
+    await provide(new AdminKeyPage(page));
+  },
+});
+
+/** Long enough for the dashboard's 5-second refresh to come round. */
+const REFRESH = { timeout: 12_000 };
+
+const newKey = (label: string) => `e2e-${label}-${randomUUID()}`;
+
+async function signIn(admin: AdminPage, tenant: E2eTenant): Promise<void> {
+  await admin.goto({ tenant: tenant.id });
+  await admin.signIn();
+  await expect(admin.heading).toBeVisible();
+}
+
+async function pay(api: APIRequestContext, key: string, amount = "12.00") {
+  return api.post("/api/v1/payments", { data: { amount, currency: "EUR", destination: "acct_e2e_admin" }, headers: { "idempotency-key": key } });
+}
+
+async function keyRow(db: Sql, tenantId: string, key: string) {
+  const [row] = await db<{ state: string; fingerprint: string; procedure: string; request: string; fence: string; replay_count: number }[]>`
+    select state, fingerprint, procedure, request, fence, replay_count from idempotency_keys where tenant_id = ${tenantId} and key = ${key}`;
+  return row;
+}
+
+async function expectNoSeriousViolations(page: Page): Promise<void> {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  // Summarised so that a failure names the rule and the elements, not axe's whole report.
+  const severe = violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => ({ rule: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")) }));
+  expect(severe).toEqual([]);
+}
+
+test("shows only the sign-in form until the admin password is given; tenant tokens never count", async ({ admin, keyPage, page, api, tenant }) => {
+  const key = newKey("private");
+  expect((await pay(api, key)).status()).toBe(201);
+
+  await admin.goto({ tenant: tenant.id });
+  await expect(admin.signInHeading).toBeVisible();
+  await expect(page.getByRole("table")).toHaveCount(0);
+  await expect(page.getByText(key)).toHaveCount(0);
+  await keyPage.goto(tenant.id, key);
+  await expect(admin.signInHeading).toBeVisible();
+  await expect(page.getByText(key)).toHaveCount(0);
+
+  const asTenant = await api.get(`/api/trpc/admin.keys.list?input=${encodeURIComponent(JSON.stringify({ tenantId: tenant.id }))}`);
+  expect(asTenant.status()).toBe(401);
+
+  await admin.goto({ tenant: tenant.id });
+  await admin.signIn("not-the-password");
+  await expect(page.getByText("Sign-in failed. Check the password and try again.")).toBeVisible();
+  await expect(admin.heading).toHaveCount(0);
+
+  await admin.signIn();
+  await expect(admin.heading).toBeVisible();
+  await expect(admin.rowFor(key)).toHaveCount(1);
+  const [cookie] = (await page.context().cookies()).filter((c) => c.name === "eo_admin");
+  expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Lax", path: "/" });
+});
+
+test("a checkout's key shows as completed with its hash, ledger entries and charge; a replay bumps the count", async ({ admin, keyPage, page, api, db, tenant }) => {
+  const products = (await (await api.get("/api/v1/products")).json()) as { data: { sku: string }[] };
+  const key = newKey("checkout");
+  const order = { items: [{ sku: products.data[0]!.sku, quantity: 2 }] };
+  expect((await api.post("/api/v1/orders", { data: order, headers: { "idempotency-key": key } })).status()).toBe(201);
+  const row = await keyRow(db, tenant.id, key);
+
+  await signIn(admin, tenant);
+  await expect(admin.cell(key, "state")).toHaveText("Completed");
+  await expect(admin.cell(key, "hash")).toContainText(row!.fingerprint.slice(0, 12));
+  await expect(admin.cell(key, "status")).toHaveText("201");
+  await expect(admin.cell(key, "replays")).toHaveText("0");
+
+  const replay = await api.post("/api/v1/orders", { data: order, headers: { "idempotency-key": key } });
+  expect(replay.headers()["idempotent-replayed"]).toBe("true");
+  // No reload: the dashboard refreshes itself and keeps its filter.
+  await expect(admin.cell(key, "replays")).toHaveText("1", REFRESH);
+  expect(new URL(page.url()).searchParams.get("tenant")).toBe(tenant.id);
+
+  await admin.rowFor(key).getByRole("link", { name: key }).click();
+  await expect(keyPage.requestHash).toHaveText(row!.fingerprint);
+  await expect(keyPage.canonicalRequest).toContainText(row!.request);
+  const ledger = await db<{ id: string }[]>`select id from ledger_entries where tenant_id = ${tenant.id} and idempotency_key = ${key}`;
+  expect(ledger.length).toBeGreaterThanOrEqual(2);
+  await expect(keyPage.ledgerRows()).toHaveCount(ledger.length);
+  const [charge] = await db<{ psp_charge_id: string }[]>`select psp_charge_id from payments where tenant_id = ${tenant.id} and idempotency_key = ${key}`;
+  await expect(keyPage.chargesTable).toContainText(charge!.psp_charge_id);
+  await expect(keyPage.timeline).toContainText("Replayed the stored result");
+});
+
+test("a holder stopped mid-request: recover marks the key stale, and the retry finishes it exactly once", async ({ admin, keyPage, api, db, tenant }) => {
+  // The fingerprint of a real request, so the retry below is the same request as the stopped one.
+  const template = newKey("template");
+  expect((await pay(api, template, "7.00")).status()).toBe(201);
+  const { procedure, fingerprint, request } = (await keyRow(db, tenant.id, template))!;
+  const key = newKey("stopped");
+  // What a holder that stopped right after claiming leaves behind: in progress, its lease running for another ten minutes.
+  await db`
+    insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, locked_until, expires_at)
+    values (${tenant.id}, ${key}, ${procedure}, ${fingerprint}, ${request}, 'in_progress', now() + interval '10 minutes', now() + interval '1 day')`;
+
+  await signIn(admin, tenant);
+  await expect(admin.cell(key, "state")).toHaveText("In progress");
+
+  await keyPage.goto(tenant.id, key);
+  await keyPage.recoverButton.click();
+  await expect(keyPage.page.getByText("Its holder may be working", { exact: false })).toBeVisible();
+  await keyPage.confirmRecover.click();
+  await expect(keyPage.page.getByRole("status").filter({ hasText: "Lock recovered" })).toBeVisible();
+  await expect(keyPage.field("State")).toContainText("Stale");
+  await expect(keyPage.auditLog).toContainText("Recovered the lock");
+
+  await admin.goto({ tenant: tenant.id, stale: true });
+  await expect(admin.keyRows).toHaveCount(1);
+  await expect(admin.cell(key, "state")).toContainText("Stale");
+
+  const retry = await pay(api, key, "7.00");
+  expect(retry.status()).toBe(201);
+  expect(retry.headers()["idempotent-replayed"]).toBeUndefined();
+  const payments = await db<{ id: string }[]>`select id from payments where tenant_id = ${tenant.id} and idempotency_key = ${key}`;
+  expect(payments).toHaveLength(1);
+  expect(await keyRow(db, tenant.id, key)).toMatchObject({ state: "completed", fence: "2" });
+  // The retry after it replays: the work ran once.
+  expect((await pay(api, key, "7.00")).headers()["idempotent-replayed"]).toBe("true");
+
+  await keyPage.goto(tenant.id, key);
+  await expect(keyPage.field("State")).toHaveText("Completed");
+});
+
+test("filters, search and sort live in the URL and survive a reload", async ({ admin, page, api, db, tenant }) => {
+  const [alpha, beta] = [newKey("alpha"), newKey("beta")];
+  for (const key of [alpha, beta]) expect((await pay(api, key)).status()).toBe(201);
+  const [stuck, old] = [newKey("gamma"), newKey("delta")];
+  await db`
+    insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, locked_until, response_status, response_body, expires_at)
+    values (${tenant.id}, ${stuck}, 'payments.create', 'f0', 'r', 'in_progress', now() - interval '2 minutes', null, null, now() + interval '1 day'),
+           (${tenant.id}, ${old}, 'payments.create', 'f1', 'r', 'completed', null, 201, '{}', now() - interval '1 second')`;
+
+  await signIn(admin, tenant);
+  await expect(admin.keyRows).toHaveCount(4);
+  await expect(admin.count("Completed")).toContainText("2");
+  await expect(admin.count("Stale")).toContainText("1");
+
+  await admin.stateFilter.selectOption("completed");
+  await expect(page).toHaveURL(/state=completed/);
+  await expect(admin.keyRows).toHaveCount(2);
+  await expect(admin.rowFor(old)).toHaveCount(0);
+
+  await admin.search(admin.keySearch, "e2e-alpha");
+  await expect(page).toHaveURL(/q=e2e-alpha/);
+  await expect(admin.keyRows).toHaveCount(1);
+  await expect(admin.rowFor(alpha)).toHaveCount(1);
+
+  await page.reload();
+  await expect(admin.keyRows).toHaveCount(1);
+  await expect(admin.keySearch).toHaveValue("e2e-alpha");
+  await expect(admin.stateFilter).toHaveValue("completed");
+
+  await admin.page.getByRole("button", { name: "Clear filters" }).click();
+  await expect(page).not.toHaveURL(/state=|q=|tenant=/);
+  await admin.search(admin.tenantFilter, tenant.id);
+  await expect(admin.keyRows).toHaveCount(4);
+
+  await admin.staleOnly.check();
+  await expect(admin.keyRows).toHaveCount(1);
+  await expect(admin.cell(stuck, "state")).toContainText("Stale for 2m");
+  await admin.staleOnly.uncheck();
+  await admin.expiredOnly.check();
+  await expect(admin.keyRows).toHaveCount(1);
+  await expect(admin.cell(old, "state")).toHaveText("Expired");
+
+  // Filtered to this tenant, the purge deletes this tenant's expired keys only.
+  await page.getByRole("button", { name: "Purge expired keys…" }).click();
+  await expect(page.getByText(`Delete every expired key of tenant ${tenant.id}?`)).toBeVisible();
+  await page.getByRole("button", { name: "Purge now" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Deleted 1 expired key." })).toBeVisible();
+  await expect(admin.keyRows).toHaveCount(0, REFRESH);
+  await expect(page.getByRole("region", { name: "Audit log" })).toContainText("Purged expired keys");
+  await admin.expiredOnly.uncheck();
+  await expect(admin.keyRows).toHaveCount(3);
+
+  await admin.page.getByRole("button", { name: /^Created/ }).click();
+  await expect(page).toHaveURL(/sort=asc/);
+  await expect(admin.keyRows.first()).toContainText(alpha);
+});
+
+test("has no serious or critical accessibility violations signed out, on the dashboard and on a key", async ({ admin, keyPage, api, tenant }) => {
+  // Slashes, percent signs, ? and # are legal in a key and must survive the key page's URL.
+  const key = `${newKey("axe")}/50%?#x`;
+  expect((await pay(api, key)).status()).toBe(201);
+
+  await admin.goto();
+  await expect(admin.signInHeading).toBeVisible();
+  await expectNoSeriousViolations(admin.page);
+
+  await signIn(admin, tenant);
+  await expect(admin.rowFor(key)).toHaveCount(1);
+  await expectNoSeriousViolations(admin.page);
+
+  await admin.rowFor(key).getByRole("link", { name: key }).click();
+  await expect(keyPage.page.getByRole("heading", { level: 1 })).toHaveText(`Key ${key}`);
+  await expect(keyPage.requestHash).toBeVisible();
+  await expectNoSeriousViolations(keyPage.page);
+});

@@ -1,0 +1,98 @@
+/**
+ * Admin procedures answer only to a signed, unexpired admin session cookie:
+ * never to anonymous calls, never to a tenant's API token (however valid),
+ * never to a cookie that was tampered with, forged or has expired.
+ */
+import { createHmac } from "node:crypto";
+import { TRPCError } from "@trpc/server";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { ADMIN_COOKIE, issueSession, passwordMatches, SESSION_TTL_MS, verifySession } from "../../server/admin/session";
+import { newTenant, type TestTenant } from "../idempotency/fixture";
+import { env } from "../../server/env";
+import { callerWith, sessionCookie } from "./support";
+
+vi.mock("../../server/env", async (original) => {
+  const { env } = await original<typeof import("../../server/env")>();
+  return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+});
+
+let tenant: TestTenant;
+beforeAll(async () => {
+  tenant = await newTenant("admin-auth");
+});
+
+async function rejection(call: Promise<unknown>) {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(TRPCError);
+  return error as TRPCError;
+}
+
+/** One of each kind: a query and both mutations. */
+const calls = (c: Awaited<ReturnType<typeof callerWith>>) => [
+  c.admin.keys.list({}),
+  c.admin.keys.counts({}),
+  c.admin.keys.activity({}),
+  c.admin.keys.get({ tenantId: tenant.id, key: "any" }),
+  c.admin.keys.recover({ tenantId: tenant.id, key: "any" }),
+  c.admin.keys.purgeExpired({ tenantId: tenant.id }),
+  c.admin.audit.list({}),
+];
+
+describe("admin procedures", () => {
+  it("reject anonymous calls with UNAUTHORIZED", async () => {
+    for (const call of calls(await callerWith())) {
+      const error = await rejection(call);
+      expect(error.code).toBe("UNAUTHORIZED");
+    }
+  });
+
+  it("reject a valid tenant token, in the header or already resolved into the context", async () => {
+    const bearer = await callerWith({ authorization: `Bearer ${tenant.token}` });
+    const resolved = await callerWith({ authorization: `Bearer ${tenant.token}` }, { id: tenant.id, name: tenant.name });
+    for (const call of [...calls(bearer), ...calls(resolved)]) expect((await rejection(call)).code).toBe("UNAUTHORIZED");
+  });
+
+  it("accept a valid session cookie, also next to other cookies", async () => {
+    const c = await callerWith({ cookie: `theme=dark; ${sessionCookie()}; other=1` });
+    await expect(c.admin.keys.list({ tenantId: tenant.id })).resolves.toEqual({ items: [], nextCursor: null });
+  });
+
+  it("reject a cookie whose payload was changed, one signed with another key, and an expired one", async () => {
+    const { token } = issueSession();
+    const [version, payload, signature] = token.split(".") as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as { exp: number };
+    const longer = Buffer.from(JSON.stringify({ ...claims, exp: claims.exp + SESSION_TTL_MS })).toString("base64url");
+    const forgedBody = `${version}.${longer}`;
+    const forged = `${forgedBody}.${createHmac("sha256", "not the secret").update(forgedBody).digest("base64url")}`;
+    const expired = issueSession(Date.now() - SESSION_TTL_MS - 1000).token;
+    for (const bad of [`${version}.${longer}.${signature}`, forged, expired, `${token}x`, "v1.e30.", "garbage"]) {
+      expect(verifySession(bad)).toBeUndefined();
+      const c = await callerWith({ cookie: `${ADMIN_COOKIE}=${bad}` });
+      expect((await rejection(c.admin.keys.list({}))).code).toBe("UNAUTHORIZED");
+    }
+  });
+
+  it("answer UNAUTHORIZED with the problem type 'unauthorized'", async () => {
+    const error = await rejection((await callerWith()).admin.keys.list({}));
+    expect(error.cause).toMatchObject({ slug: "unauthorized", status: 401 });
+  });
+});
+
+describe("the admin password", () => {
+  it("matches only itself", () => {
+    const password = env.ADMIN_PASSWORD!;
+    expect(passwordMatches(password)).toBe(true);
+    for (const wrong of ["", password.slice(0, -1), `${password} `, password.toUpperCase()]) expect(passwordMatches(wrong)).toBe(false);
+  });
+
+  it("signs sessions that last eight hours", () => {
+    const now = Date.now();
+    const { token, session } = issueSession(now);
+    expect(session.expiresAt - session.issuedAt).toBe(8 * 60 * 60 * 1000);
+    expect(verifySession(token, now + SESSION_TTL_MS - 1)).toEqual(session);
+    expect(verifySession(token, now + SESSION_TTL_MS)).toBeUndefined();
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * Helpers for the admin integration tests: callers with and without an
+ * admin session, and idempotency keys seeded straight into the table, each
+ * test on tenants of its own so parallel test files never see its rows.
+ *
+ * Each test file sets ADMIN_PASSWORD by mocking `server/env` (the environment
+ * is parsed once per process, before a test could change it):
+ *
+ *   vi.mock("../../server/env", async (original) => {
+ *     const { env } = await original<typeof import("../../server/env")>();
+ *     return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+ *   });
+ */
+import { database } from "../../db/client";
+import { createContextInner, type Tenant } from "../../server/context";
+import { ADMIN_COOKIE, issueSession } from "../../server/admin/session";
+import type { KeyState } from "../../server/idempotency/schema";
+import { createCaller } from "../../server/root";
+
+export async function callerWith(headers: Record<string, string> = {}, tenant: Tenant | null = null) {
+  return createCaller(await createContextInner({ headers: new Headers(headers), tenant }));
+}
+
+export const sessionCookie = (now?: number) => `${ADMIN_COOKIE}=${issueSession(now).token}`;
+
+/** A caller signed in as admin. */
+export const adminCaller = () => callerWith({ cookie: sessionCookie() });
+
+export type SeedKey = {
+  key: string;
+  state?: KeyState;
+  procedure?: string;
+  /** Seconds before now the key was created; later seeds in a list should be younger to read naturally. */
+  ageSeconds?: number;
+  /** Seconds until expiry; negative for an expired key. */
+  expiresInSeconds?: number;
+  /** In-progress keys: seconds until the lease ends; negative for a lease already over (stale). */
+  leaseSeconds?: number;
+  replays?: number;
+};
+
+export async function seedKeys(tenantId: string, seeds: SeedKey[]): Promise<void> {
+  const { sql } = database();
+  for (const s of seeds) {
+    const state = s.state ?? "completed";
+    const done = state !== "in_progress";
+    await sql`
+      insert into idempotency_keys
+        (tenant_id, key, procedure, fingerprint, request, state, locked_until, response_status, response_body,
+         created_at, expires_at, replay_count, last_replayed_at)
+      values (${tenantId}, ${s.key}, ${s.procedure ?? "payments.create"},
+              encode(sha256(convert_to(${s.key}, 'UTF8')), 'hex'), ${`payments.create\n{"key":"${s.key}"}`}, ${state},
+              ${done ? null : sql`now() + ${s.leaseSeconds ?? 30} * interval '1 second'`},
+              ${done ? (state === "completed" ? 201 : 402) : null}, ${done ? `{"key":"${s.key}"}` : null},
+              now() - ${s.ageSeconds ?? 60} * interval '1 second', now() + ${s.expiresInSeconds ?? 3600} * interval '1 second',
+              ${s.replays ?? 0}, ${s.replays ? sql`now()` : null})`;
+  }
+}
