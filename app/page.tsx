@@ -20,8 +20,14 @@ export default async function HomePage() {
           <li>Concurrent duplicates wait or get <code>409</code>; crashed holders’ keys are taken over after a lease; keys expire.</li>
           <li>The same procedures over REST for outside clients, described in an OpenAPI document.</li>
         </ul>
-        <p>
-          <a className="button" href="/docs">
+        <p className="actions">
+          <a className="button" href="/checkout">
+            Try the checkout
+          </a>
+          <a className="button secondary" href="/admin">
+            Open the admin dashboard
+          </a>
+          <a className="button secondary" href="/docs">
             Read the API docs
           </a>
         </p>

@@ -2,6 +2,7 @@
 import { adminRouter } from "./admin/_router";
 import { accountsRouter } from "./accounts/router";
 import { catalogRouter } from "./catalog/router";
+import { checkoutRouter } from "./checkout/router";
 import { ledgerRouter } from "./ledger/router";
 import { couponsRouter, ordersRouter } from "./orders/router";
 import { paymentsRouter } from "./payments/router";
@@ -16,6 +17,7 @@ export const appRouter = router({
   orders: ordersRouter,
   ledger: ledgerRouter,
   webhooks: webhooksRouter,
+  checkout: checkoutRouter,
   admin: adminRouter,
 });
 

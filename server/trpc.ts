@@ -16,6 +16,7 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { z } from "zod";
 import { database, drizzleOn, type Db } from "../db/client";
+import { DEMO_TENANT } from "../db/seed";
 import type { Context } from "./context";
 import { env } from "./env";
 import { DomainError, isFinal, problemBody, StoredProblemError, toProblem, toTRPCError, trpcCodeFor } from "./errors";
@@ -108,6 +109,17 @@ const idempotency = createIdempotency(idempotencyRuntime);
 
 /** Expiry of stored keys (the sweep and `npm run keys:cleanup`). */
 export const deleteExpiredKeys = idempotency.deleteExpired;
+
+/**
+ * The demo shop's own pages act as the demo tenant, server-side: the browser
+ * never holds a tenant token. Only the storefront procedures use this.
+ */
+export const storefrontProcedure = publicProcedure.use(({ next }) => next({ ctx: { tenant: DEMO_TENANT as TenantContext["tenant"] } }));
+
+/** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */
+export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
+  return storefrontProcedure.meta({ idempotent: true }).input(input).use(idempotency.recoverable(options));
+}
 
 export function idempotentProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
   return tenantProcedure.meta({ idempotent: true }).input(input).use(idempotency.atomic(options));

@@ -11,6 +11,8 @@ const handler = (req: Request) =>
     req,
     router: appRouter,
     createContext,
+    // Lets the browser see what the middleware decided (e.g. Idempotent-Replayed).
+    responseMeta: ({ ctx }) => ({ headers: ctx?.response.headers }),
     onError: ({ error, path }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") logger.error({ err: error, path }, "tRPC call failed");
     },

@@ -1,0 +1,46 @@
+/**
+ * The checkout's tRPC client: idempotent mutations go unbatched through the
+ * idempotency link (same key on every retry); every attempt is recorded per
+ * key in sessionStorage so the page — and the confirmation after it — can
+ * show what happened.
+ */
+import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
+import type { AppRouter } from "@/server/root";
+import { idempotencyHeaders, idempotencyLink, type Attempt } from "@/server/idempotency/client/link";
+
+const ATTEMPTS = "eo-checkout:attempts:";
+const listeners = new Set<(attempt: Attempt) => void>();
+
+export function attemptsFor(key: string): Attempt[] {
+  try {
+    return JSON.parse(sessionStorage.getItem(ATTEMPTS + key) ?? "[]") as Attempt[];
+  } catch {
+    return [];
+  }
+}
+
+function record(attempt: Attempt) {
+  sessionStorage.setItem(ATTEMPTS + attempt.key, JSON.stringify([...attemptsFor(attempt.key), attempt]));
+  for (const listener of listeners) listener(attempt);
+}
+
+/** The stored attempts of a key as text: a stable snapshot for useSyncExternalStore. */
+export function attemptsText(key: string): string {
+  return sessionStorage.getItem(ATTEMPTS + key) ?? "[]";
+}
+
+export function onAttempt(listener: (attempt: Attempt) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export const checkoutClient = createTRPCClient<AppRouter>({
+  links: [
+    idempotencyLink({ onAttempt: record }),
+    splitLink({
+      condition: (op) => op.type === "mutation",
+      true: httpLink({ url: "/api/trpc", headers: idempotencyHeaders }),
+      false: httpBatchLink({ url: "/api/trpc" }),
+    }),
+  ],
+});

@@ -1,0 +1,166 @@
+/**
+ * The checkout in a real browser, against the real server and database:
+ * duplicates from the user, the network and reloads all end in one order,
+ * one payment and one money movement for the key — checked in the database.
+ */
+import type { Page } from "@playwright/test";
+import { effectsOf, expect, expectChargedOnce, test } from "../checkout-fixtures";
+
+const MUG = "Mug “Exactly once”";
+
+/**
+ * Pay requests take 400 ms to leave the browser, as on a slow network: the
+ * page stays put long enough for every click or key press to send its
+ * request, and the duplicates reach the server together.
+ */
+async function slowNetwork(page: Pick<Page, "route">) {
+  await page.route("**/api/trpc/checkout.pay**", async (route) => {
+    await new Promise((r) => setTimeout(r, 400));
+    await route.continue();
+  });
+}
+const STICKERS = "Sticker pack";
+
+test.describe("paying more than once for one cart", () => {
+  test("a double-click on Pay places one order", async ({ checkoutPage, confirmation, payRequests, db }) => {
+    await checkoutPage.add(MUG);
+    const key = await checkoutPage.currentKey();
+    await checkoutPage.payButton.dblclick();
+    await expect(confirmation.heading).toBeVisible();
+    expect(payRequests.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(payRequests.map((r) => r.headers()["idempotency-key"]))).toEqual(new Set([key]));
+    const effects = await expectChargedOnce(db, key);
+    await expect(confirmation.orderId).toHaveText(effects.orders[0]!.id);
+  });
+
+  test("five fast clicks on Pay place one order", async ({ checkoutPage, confirmation, payRequests, db, page }) => {
+    await slowNetwork(page);
+    await checkoutPage.add(STICKERS, 2);
+    const key = await checkoutPage.currentKey();
+    await checkoutPage.payButton.click({ clickCount: 5, delay: 0 });
+    await expect(confirmation.heading).toBeVisible();
+    expect(payRequests).toHaveLength(5);
+    await expectChargedOnce(db, key);
+  });
+
+  test("Enter pressed twice places one order", async ({ checkoutPage, confirmation, payRequests, db, page }) => {
+    await slowNetwork(page);
+    await checkoutPage.add(MUG);
+    const key = await checkoutPage.currentKey();
+    await checkoutPage.couponCode.focus();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Enter");
+    await expect(confirmation.heading).toBeVisible();
+    expect(payRequests).toHaveLength(2);
+    await expectChargedOnce(db, key);
+  });
+
+  test("two tabs paying for the same cart at once charge it once", async ({ context, checkoutPage, db }) => {
+    // Both payments are on the wire together (otherwise the second tab just sees its cart already paid).
+    await slowNetwork(context);
+    await checkoutPage.add(MUG);
+    await checkoutPage.add(STICKERS);
+    const key = await checkoutPage.currentKey();
+    const second = await context.newPage();
+    await second.goto("/checkout");
+    const secondPay = second.getByRole("button", { name: /^Pay / });
+    await expect(secondPay).toHaveText((await checkoutPage.payButton.textContent()) ?? "");
+    await Promise.all([checkoutPage.payButton.click(), secondPay.click()]);
+    const heading = { name: "Order confirmed" } as const;
+    await expect(checkoutPage.page.getByRole("heading", heading)).toBeVisible();
+    await expect(second.getByRole("heading", heading)).toBeVisible();
+    const effects = await expectChargedOnce(db, key);
+    for (const tab of [checkoutPage.page, second]) await expect(tab.getByRole("definition").first()).toHaveText(effects.orders[0]!.id);
+  });
+});
+
+test.describe("retries the network forces", () => {
+  test("the answer is lost after the server processed it: the retry gets the same order", async ({ checkoutPage, confirmation, payRequests, page, db }) => {
+    await checkoutPage.add(MUG);
+    const key = await checkoutPage.currentKey();
+    let dropped = false;
+    await page.route("**/api/trpc/checkout.pay**", async (route) => {
+      if (dropped) return route.continue();
+      dropped = true;
+      // The server runs the payment, then the answer never reaches the page.
+      await route.fetch();
+      await route.abort("connectionreset");
+    });
+    await checkoutPage.payButton.click();
+    await expect(confirmation.heading).toBeVisible();
+    expect(payRequests.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(payRequests.map((r) => r.headers()["idempotency-key"]))).toEqual(new Set([key]));
+    const effects = await expectChargedOnce(db, key);
+    await expect(confirmation.orderId).toHaveText(effects.orders[0]!.id);
+    expect(effects.key!.replay_count).toBeGreaterThanOrEqual(1);
+  });
+
+  test("a reload while paying resumes with the same key", async ({ checkoutPage, confirmation, payRequests, page, db }) => {
+    await checkoutPage.add(STICKERS);
+    await checkoutPage.choose("slow");
+    const key = await checkoutPage.currentKey();
+    const sent = page.waitForRequest("**/api/trpc/checkout.pay**");
+    await checkoutPage.payButton.click();
+    await sent;
+    await page.reload();
+    await expect(confirmation.heading).toBeVisible({ timeout: 20_000 });
+    expect(payRequests.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(payRequests.map((r) => r.headers()["idempotency-key"]))).toEqual(new Set([key]));
+    await expectChargedOnce(db, key);
+  });
+
+  test("a slow provider: the duplicate waits, the confirmation arrives, one payment", async ({ checkoutPage, confirmation, payRequests, page, db }) => {
+    await checkoutPage.add(MUG);
+    await checkoutPage.choose("slow");
+    const key = await checkoutPage.currentKey();
+    await checkoutPage.payButton.click();
+    await expect(checkoutPage.status).toHaveText("Paying…");
+    await page.waitForTimeout(300);
+    await checkoutPage.payButton.click();
+    await expect(confirmation.heading).toBeVisible({ timeout: 20_000 });
+    expect(payRequests.length).toBe(2);
+    await expectChargedOnce(db, key);
+  });
+
+  test("a provider error on the first attempt is retried downstream: one charge", async ({ checkoutPage, confirmation, db }) => {
+    await checkoutPage.add(MUG);
+    await checkoutPage.choose("error");
+    const key = await checkoutPage.currentKey();
+    await checkoutPage.payButton.click();
+    await expect(confirmation.heading).toBeVisible();
+    await expectChargedOnce(db, key);
+  });
+});
+
+test.describe("refusals", () => {
+  test("a decline shows its reason, and paying again shows the same decline (replayed)", async ({ checkoutPage, db }) => {
+    await checkoutPage.add(MUG);
+    await checkoutPage.choose("decline");
+    const key = await checkoutPage.currentKey();
+    await checkoutPage.payButton.click();
+    await expect(checkoutPage.status).toContainText("Declined: The card was declined.");
+    await checkoutPage.payButton.click();
+    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveCount(2);
+    await expect(checkoutPage.status).toContainText("Declined: The card was declined.");
+    const effects = await effectsOf(db, key);
+    expect(effects.key).toMatchObject({ state: "failed", response_status: 402, replay_count: 1 });
+    expect(effects.payments).toEqual([expect.objectContaining({ status: "failed" })]);
+    expect(effects.ledger).toHaveLength(0);
+  });
+
+  test("changing the cart after a failure is a new intent: a new key and a new order, not a 422", async ({ checkoutPage, confirmation, db }) => {
+    await checkoutPage.add(MUG);
+    await checkoutPage.choose("decline");
+    const declinedKey = await checkoutPage.currentKey();
+    await checkoutPage.payButton.click();
+    await expect(checkoutPage.status).toContainText("Declined");
+    await checkoutPage.choose("card");
+    await checkoutPage.add(STICKERS);
+    const newKey = await checkoutPage.currentKey();
+    expect(newKey).not.toBe(declinedKey);
+    await checkoutPage.payButton.click();
+    await expect(confirmation.heading).toBeVisible();
+    await expectChargedOnce(db, newKey);
+    expect((await effectsOf(db, declinedKey)).orders).toEqual([expect.objectContaining({ status: "payment_failed" })]);
+  });
+});

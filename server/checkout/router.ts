@@ -1,0 +1,41 @@
+/**
+ * The storefront's procedures for the checkout pages: the demo tenant,
+ * server-side. `pay` is the same recoverable checkout as POST /v1/orders;
+ * `keyStatus` lets the page show what the server saw of its key.
+ */
+import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import { idempotencyKeys } from "../idempotency/schema";
+import { listProducts, productSchema } from "../catalog/router";
+import { cartSchema, checkout, orderSchema, orderView } from "../orders/router";
+import { router, storefrontProcedure, storefrontRecoverableProcedure } from "../trpc";
+
+export const checkoutRouter = router({
+  catalog: storefrontProcedure.output(z.object({ data: z.array(productSchema) })).query(async ({ ctx }) => ({ data: await listProducts(ctx.db) })),
+
+  pay: storefrontRecoverableProcedure(cartSchema)
+    .output(orderSchema)
+    .mutation(({ ctx, input }) => checkout(ctx.db, ctx.idempotency, ctx.tenant.id, input)),
+
+  order: storefrontProcedure
+    .input(z.object({ id: z.string().min(1).max(64) }))
+    .output(orderSchema)
+    .query(({ ctx, input }) => orderView(ctx.db, ctx.tenant.id, input.id)),
+
+  keyStatus: storefrontProcedure
+    .input(z.object({ key: z.string().min(1).max(255) }))
+    .query(async ({ ctx, input }) => {
+      const [row] = await ctx.db
+        .select({
+          state: idempotencyKeys.state,
+          fence: idempotencyKeys.fence,
+          recoveryPoint: idempotencyKeys.recoveryPoint,
+          responseStatus: idempotencyKeys.responseStatus,
+          replayCount: idempotencyKeys.replayCount,
+          fingerprint: idempotencyKeys.fingerprint,
+        })
+        .from(idempotencyKeys)
+        .where(and(eq(idempotencyKeys.tenantId, ctx.tenant.id), eq(idempotencyKeys.key, input.key)));
+      return row ?? null;
+    }),
+});

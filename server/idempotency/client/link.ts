@@ -1,0 +1,111 @@
+/**
+ * A tRPC link that retries idempotent mutations safely. A mutation called
+ * with `context: { idempotencyKey }` is retried — with that same key on every
+ * attempt — after a network error, a `409` (after its `Retry-After`) or a
+ * `5xx`, with exponential backoff and full jitter, a bounded number of times.
+ * Anything else (`422`, other `4xx`) is an answer and is never retried.
+ * Mutations without a key pass through untouched.
+ *
+ * Put it before a non-batching `httpLink` whose `headers` sends the key
+ * (`idempotencyHeaders`): a batch shares one set of headers.
+ */
+import type { TRPCLink } from "@trpc/client";
+import { TRPCClientError } from "@trpc/client";
+import type { AnyRouter } from "@trpc/server";
+import { observable } from "@trpc/server/observable";
+
+export type AttemptOutcome = "sent" | "succeeded" | "network-error" | "in-progress" | "server-error" | "refused" | "gave-up";
+
+export type Attempt = {
+  key: string;
+  attempt: number;
+  outcome: AttemptOutcome;
+  status?: number;
+  /** The server answered from its stored result (Idempotent-Replayed). */
+  replayed?: boolean;
+  /** When the next attempt goes out. */
+  retryInMs?: number;
+  at: number;
+};
+
+export type IdempotencyLinkOptions = {
+  /** Attempts in all, the first included. */
+  maxAttempts?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  onAttempt?: (attempt: Attempt) => void;
+  random?: () => number;
+};
+
+type Meta = { response?: { status?: number; headers?: { get(name: string): string | null } } };
+
+/** For httpLink's `headers`: the operation's key as the Idempotency-Key header. */
+export function idempotencyHeaders({ op }: { op: { context: Record<string, unknown> } }): Record<string, string> {
+  const key = op.context.idempotencyKey;
+  return typeof key === "string" ? { "Idempotency-Key": key } : {};
+}
+
+/** What a failed attempt means for the next one. */
+export function classify(error: unknown): { outcome: AttemptOutcome; status?: number; retryAfterMs?: number } {
+  const meta = error instanceof TRPCClientError ? (error.meta as Meta | undefined) : undefined;
+  const status = (error instanceof TRPCClientError ? (error.data as { httpStatus?: number } | undefined)?.httpStatus : undefined) ?? meta?.response?.status;
+  if (status === undefined) return { outcome: "network-error" };
+  if (status === 409) {
+    const seconds = Number(meta?.response?.headers?.get("retry-after"));
+    return { outcome: "in-progress", status, retryAfterMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined };
+  }
+  if (status >= 500) return { outcome: "server-error", status };
+  return { outcome: "refused", status };
+}
+
+export function idempotencyLink<TRouter extends AnyRouter>(options: IdempotencyLinkOptions = {}): TRPCLink<TRouter> {
+  const maxAttempts = options.maxAttempts ?? 6;
+  const base = options.baseDelayMs ?? 250;
+  const cap = options.maxDelayMs ?? 8_000;
+  const random = options.random ?? Math.random;
+  const report = options.onAttempt ?? (() => undefined);
+
+  return () =>
+    ({ op, next }) => {
+      const key = op.context.idempotencyKey;
+      if (op.type !== "mutation" || typeof key !== "string") return next(op);
+      return observable((observer) => {
+        let attempt = 0;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        let current: { unsubscribe(): void } | undefined;
+
+        const run = () => {
+          attempt += 1;
+          report({ key, attempt, outcome: "sent", at: Date.now() });
+          current = next(op).subscribe({
+            next(value) {
+              const headers = (value.context as Meta | undefined)?.response?.headers;
+              report({ key, attempt, outcome: "succeeded", replayed: headers?.get("idempotent-replayed") === "true", at: Date.now() });
+              observer.next(value);
+            },
+            error(error) {
+              const { outcome, status, retryAfterMs } = classify(error);
+              if (outcome === "refused" || attempt >= maxAttempts) {
+                report({ key, attempt, outcome: outcome === "refused" ? "refused" : "gave-up", status, at: Date.now() });
+                observer.error(error);
+                return;
+              }
+              // Full jitter spreads the retries of many clients; Retry-After is the server's floor.
+              const jitter = Math.floor(random() * Math.min(cap, base * 2 ** (attempt - 1)));
+              const retryInMs = Math.max(jitter, retryAfterMs ?? 0);
+              report({ key, attempt, outcome, status, retryInMs, at: Date.now() });
+              timer = setTimeout(run, retryInMs);
+            },
+            complete() {
+              observer.complete();
+            },
+          });
+        };
+        run();
+        return () => {
+          clearTimeout(timer);
+          current?.unsubscribe();
+        };
+      });
+    };
+}
