@@ -13,7 +13,7 @@ const LABELS: Record<Attempt["outcome"], string> = {
   "network-error": "connection lost",
   "in-progress": "409: still in progress",
   "server-error": "server error",
-  refused: "refused (not retried)",
+  refused: "a final answer, not retried",
   "gave-up": "gave up",
 };
 

@@ -86,7 +86,8 @@ export function idempotencyLink<TRouter extends AnyRouter>(options: IdempotencyL
             error(error) {
               const { outcome, status, retryAfterMs } = classify(error);
               if (outcome === "refused" || attempt >= maxAttempts) {
-                report({ key, attempt, outcome: outcome === "refused" ? "refused" : "gave-up", status, at: Date.now() });
+                const replayed = error instanceof TRPCClientError && (error.meta as Meta | undefined)?.response?.headers?.get("idempotent-replayed") === "true";
+                report({ key, attempt, outcome: outcome === "refused" ? "refused" : "gave-up", status, replayed, at: Date.now() });
                 observer.error(error);
                 return;
               }
