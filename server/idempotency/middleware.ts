@@ -15,85 +15,19 @@
 import { createHash } from "node:crypto";
 import { experimental_standaloneMiddleware, TRPCError } from "@trpc/server";
 import { middlewareMarker } from "@trpc/server/unstable-core-do-not-import";
-import type { ReservedSql, Sql } from "postgres";
 import { fingerprint } from "./canonical";
 import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors";
-import { IdempotencyEventType as E, type IdempotencyEvent, type IdempotencyEventSink } from "./events";
+import { deleteExpired, type CleanupOptions } from "./cleanup";
+import { decide, LOCK_NOT_AVAILABLE, type Attempt, sleep } from "./decide";
+import { IdempotencyEventType as E } from "./events";
 import { readIdempotencyKey } from "./key";
 import { KeyState } from "./schema";
 import * as store from "./store";
+import type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse } from "./types";
 
-/** A result as it goes over the wire: status and the exact body bytes (UTF-8 text). */
-export type StoredResponse = { status: number; body: string };
+export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse } from "./types";
 
-export type ProcedureOptions = {
-  /** How long a result is kept and replayed (IDEMPOTENCY_TTL_MS by default). */
-  ttlMs?: number;
-  /** How long a holder owns an in-progress key without renewing it. */
-  leaseMs?: number;
-  /** How long a concurrent duplicate waits for the first attempt before `409`; 0 answers at once. */
-  waitMs?: number;
-};
-
-export type IdempotencyRuntime<TCtx, TTx, TMeta> = {
-  sql: () => Sql;
-  /** Wraps a connection that is inside a transaction in the handler's query API (Drizzle). */
-  transaction: (connection: ReservedSql) => TTx;
-  /** The scope keys live in: the tenant. */
-  scope: (ctx: TCtx) => string;
-  headers: (ctx: TCtx) => Headers;
-  successStatus: (meta: TMeta | undefined) => number;
-  /** The response to store for an error that is a final outcome, or undefined to let a retry run again. */
-  finalError: (error: TRPCError) => StoredResponse | undefined;
-  /** The error a replay of a stored error answers with. */
-  replayError: (stored: StoredResponse) => TRPCError;
-  /** Hands the stored bytes to the transport (REST sends them verbatim). */
-  respond?: (ctx: TCtx, response: StoredResponse & { replayed: boolean }) => void;
-  onEvent?: IdempotencyEventSink;
-  defaults: Required<ProcedureOptions>;
-  /** How often a recoverable holder renews its lease; 0 never (tests use it to play a stalled holder). */
-  renewEveryMs?: (leaseMs: number) => number;
-};
-
-export type AtomicHandle<TTx> = {
-  key: string;
-  /** The open transaction; everything written through it commits with the stored result. */
-  tx: TTx;
-};
-
-type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
-
-export type RecoverableHandle<TTx> = {
-  key: string;
-  /** Derived from tenant, key and the key's generation: pass it to every downstream call. */
-  downstreamKey: string;
-  /** The last phase committed by any attempt ("started" before the first). */
-  recoveryPoint: string;
-  /** Aborted when this attempt lost the key to a newer one. */
-  signal: AbortSignal;
-  /**
-   * Runs `fn` in a transaction that commits together with the recovery point
-   * `name`. A phase an earlier attempt already committed is not run again:
-   * its stored value is returned.
-   */
-  phase<T extends Json>(name: string, fn: (tx: TTx) => Promise<T>): Promise<T>;
-};
-
-const LOCK_NOT_AVAILABLE = "55P03";
-
-type Ctx = { claim: store.ClaimInput; ref: store.KeyRef; event: (type: IdempotencyEvent["type"], extra?: Partial<IdempotencyEvent>) => void };
-
-type Decision = "replay" | "mismatch" | "wait" | "takeover" | "replace";
-
-function decide(row: store.KeyRow, hash: string): Decision {
-  if (row.expired) return "replace";
-  if (row.fingerprint !== hash) return "mismatch";
-  if (row.state !== KeyState.InProgress) return "replay";
-  return row.leaseExpired ? "takeover" : "wait";
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
+/** The two middleware flavours and expiry, wired to one runtime (database, scope, error policy, events). */
 export function createIdempotency<TCtx extends object, TTx, TMeta extends object>(runtime: IdempotencyRuntime<TCtx, TTx, TMeta>) {
   const base = experimental_standaloneMiddleware<{ ctx: TCtx; meta: TMeta; input: unknown }>();
 
@@ -112,11 +46,11 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
     const fp = fingerprint(path, input);
     const o = { ...runtime.defaults, ...options };
     const claim: store.ClaimInput = { ...ref, procedure: path, fingerprint: fp.hash, request: fp.request, ttlMs: o.ttlMs, leaseMs: o.leaseMs };
-    const event: Ctx["event"] = (type, extra) => runtime.onEvent?.({ type, tenantId: ref.tenantId, key, procedure: path, ...extra });
-    return { c: { claim, ref, event } satisfies Ctx, o };
+    const event: Attempt["event"] = (type, extra) => runtime.onEvent?.({ type, tenantId: ref.tenantId, key, procedure: path, ...extra });
+    return { c: { claim, ref, event } satisfies Attempt, o };
   }
 
-  function replay(ctx: TCtx, c: Ctx, row: store.KeyRow) {
+  function replay(ctx: TCtx, c: Attempt, row: store.KeyRow) {
     const stored = { status: row.responseStatus!, body: row.responseBody! };
     c.event(E.Replayed, { status: stored.status, fence: row.fence });
     runtime.respond?.(ctx, { ...stored, replayed: true });
@@ -126,7 +60,7 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
     return { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker };
   }
 
-  function fail(c: Ctx, error: IdempotencyError): never {
+  function fail(c: Attempt, error: IdempotencyError): never {
     if (error instanceof IdempotencyKeyMismatchError) c.event(E.Mismatch);
     if (error instanceof IdempotencyKeyInProgressError) c.event(E.Conflict);
     throw new TRPCError({ code: error.code, message: error.message, cause: error });
@@ -136,7 +70,7 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
    * A duplicate of an attempt that holds a live lease: poll until it
    * finishes (replay), lets go (take over) or the wait budget is spent (409).
    */
-  async function waitForHolder(c: Ctx, waitMs: number): Promise<store.KeyRow | undefined> {
+  async function waitForHolder(c: Attempt, waitMs: number): Promise<store.KeyRow | undefined> {
     const deadline = Date.now() + waitMs;
     for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
       const row = store.loaded(await store.load(runtime.sql(), c.ref));
@@ -367,22 +301,5 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
     });
   }
 
-  /** Deletes expired keys in small batches, pausing between them so writers keep their pace. */
-  async function deleteExpired(options: { batchSize?: number; dutyCycle?: number; signal?: AbortSignal } = {}): Promise<number> {
-    const batchSize = options.batchSize ?? 5000;
-    const duty = options.dutyCycle ?? 0.25;
-    let total = 0;
-    while (!options.signal?.aborted) {
-      const started = performance.now();
-      const deleted = await store.deleteExpiredBatch(runtime.sql(), batchSize);
-      total += deleted;
-      if (deleted > 0) runtime.onEvent?.({ type: E.Expired, tenantId: "*", key: "*", procedure: "*", count: deleted });
-      if (deleted < batchSize) break;
-      const busy = performance.now() - started;
-      await sleep((busy * (1 - duty)) / duty);
-    }
-    return total;
-  }
-
-  return { atomic, recoverable, deleteExpired };
+  return { atomic, recoverable, deleteExpired: (options?: CleanupOptions) => deleteExpired(runtime.sql, runtime.onEvent, options) };
 }

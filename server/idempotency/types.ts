@@ -1,0 +1,60 @@
+/** The shapes the middleware is configured with and hands to handlers. */
+import type { TRPCError } from "@trpc/server";
+import type { ReservedSql, Sql } from "postgres";
+import type { IdempotencyEventSink } from "./events";
+
+/** A result as it goes over the wire: status and the exact body bytes (UTF-8 text). */
+export type StoredResponse = { status: number; body: string };
+
+export type ProcedureOptions = {
+  /** How long a result is kept and replayed (IDEMPOTENCY_TTL_MS by default). */
+  ttlMs?: number;
+  /** How long a holder owns an in-progress key without renewing it. */
+  leaseMs?: number;
+  /** How long a concurrent duplicate waits for the first attempt before `409`; 0 answers at once. */
+  waitMs?: number;
+};
+
+export type IdempotencyRuntime<TCtx, TTx, TMeta> = {
+  sql: () => Sql;
+  /** Wraps a connection that is inside a transaction in the handler's query API (Drizzle). */
+  transaction: (connection: ReservedSql) => TTx;
+  /** The scope keys live in: the tenant. */
+  scope: (ctx: TCtx) => string;
+  headers: (ctx: TCtx) => Headers;
+  successStatus: (meta: TMeta | undefined) => number;
+  /** The response to store for an error that is a final outcome, or undefined to let a retry run again. */
+  finalError: (error: TRPCError) => StoredResponse | undefined;
+  /** The error a replay of a stored error answers with. */
+  replayError: (stored: StoredResponse) => TRPCError;
+  /** Hands the stored bytes to the transport (REST sends them verbatim). */
+  respond?: (ctx: TCtx, response: StoredResponse & { replayed: boolean }) => void;
+  onEvent?: IdempotencyEventSink;
+  defaults: Required<ProcedureOptions>;
+  /** How often a recoverable holder renews its lease; 0 never (tests use it to play a stalled holder). */
+  renewEveryMs?: (leaseMs: number) => number;
+};
+
+export type AtomicHandle<TTx> = {
+  key: string;
+  /** The open transaction; everything written through it commits with the stored result. */
+  tx: TTx;
+};
+
+type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+
+export type RecoverableHandle<TTx> = {
+  key: string;
+  /** Derived from tenant, key and the key's generation: pass it to every downstream call. */
+  downstreamKey: string;
+  /** The last phase committed by any attempt ("started" before the first). */
+  recoveryPoint: string;
+  /** Aborted when this attempt lost the key to a newer one. */
+  signal: AbortSignal;
+  /**
+   * Runs `fn` in a transaction that commits together with the recovery point
+   * `name`. A phase an earlier attempt already committed is not run again:
+   * its stored value is returned.
+   */
+  phase<T extends Json>(name: string, fn: (tx: TTx) => Promise<T>): Promise<T>;
+};
