@@ -74,8 +74,10 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
                   </button>
                   <div className="muted small mono">{k.tenantId}</div>
                 </td>
-                <td className="mono wrap">
-                  <a href={keyHref(k.tenantId, k.key)}>{k.key}</a>
+                <td className="mono key-cell">
+                  <a href={keyHref(k.tenantId, k.key)} title={k.key}>
+                    {k.key}
+                  </a>
                 </td>
                 <td className="mono">{k.procedure}</td>
                 <td>
