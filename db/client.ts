@@ -16,12 +16,17 @@ const holder = globalThis as Holder;
 
 export type OpenOptions = { max?: number };
 
+export const LOCK_TIMEOUT_MS = 10_000;
+
 /** Opens the pool for `url` once; later calls return the same pool. */
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (holder.__eoDatabase) return holder.__eoDatabase;
   const client = postgres(url, {
     max: options.max ?? 20,
     onnotice: () => {},
+    // No statement waits longer than this for a lock; it is also how long a
+    // duplicate request waits on a key another request is completing.
+    connection: { lock_timeout: LOCK_TIMEOUT_MS },
   });
   holder.__eoDatabase = { sql: client, db: drizzle({ client, schema }), url };
   return holder.__eoDatabase;
@@ -51,5 +56,7 @@ export async function closeDatabase(): Promise<void> {
 export function drizzleOn(connection: ReservedSql): Db {
   const pool = database().sql;
   Object.assign(connection, { options: pool.options });
-  return drizzle({ client: connection as unknown as Sql, schema });
+  // Without the schema: building the relational metadata per request costs
+  // more than the statements it would serve (handlers use the core builders).
+  return drizzle({ client: connection as unknown as Sql }) as unknown as Db;
 }

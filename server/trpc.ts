@@ -15,7 +15,7 @@
  */
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { z } from "zod";
-import { database, drizzleOn, type Db } from "../db/client";
+import { database, drizzleOn, LOCK_TIMEOUT_MS, type Db } from "../db/client";
 import { DEMO_TENANT } from "../db/seed";
 import type { Context } from "./context";
 import { env } from "./env";
@@ -102,7 +102,8 @@ export const idempotencyRuntime: IdempotencyRuntime<TenantContext, Db, Meta> = {
     if (response.replayed) ctx.response.headers.set("Idempotent-Replayed", "true");
   },
   onEvent: recordEvent,
-  defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: 10_000 },
+  defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: LOCK_TIMEOUT_MS },
+  sessionLockTimeoutMs: LOCK_TIMEOUT_MS,
 };
 
 const idempotency = createIdempotency(idempotencyRuntime);

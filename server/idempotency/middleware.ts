@@ -93,13 +93,14 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
       const conn = await runtime.sql().reserve();
       try {
         for (;;) {
-          const [begun, inserted, selected, marked] = await Promise.allSettled([
-            conn.unsafe(`begin; set local lock_timeout = ${Math.max(1, Math.floor(o.waitMs))}`),
-            store.claim(conn, c.claim),
-            store.load(conn, c.ref),
-            conn.unsafe("set local lock_timeout to default; savepoint eo_work"),
+          // Another wait budget than the connections' own lock_timeout is set for the claim alone.
+          const wait = o.waitMs === runtime.sessionLockTimeoutMs ? "" : `; set local lock_timeout = ${Math.max(1, Math.floor(o.waitMs))}`;
+          const [begun, first, marked] = await Promise.allSettled([
+            conn.unsafe(`begin${wait}`),
+            store.claimOrLoad(conn, c.claim),
+            conn.unsafe(wait ? "set local lock_timeout to default; savepoint eo_work" : "savepoint eo_work"),
           ]);
-          for (const step of [begun, inserted, selected, marked]) {
+          for (const step of [begun, first, marked]) {
             if (step.status === "rejected") {
               await conn.unsafe("rollback");
               if ((step.reason as { code?: string }).code === LOCK_NOT_AVAILABLE) {
@@ -108,11 +109,13 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
               throw step.reason;
             }
           }
-          let owned = store.claimed((inserted as PromiseFulfilledResult<Awaited<ReturnType<typeof store.claim>>>).value);
+          const outcome = store.claimOutcome((first as PromiseFulfilledResult<store.ClaimOrLoadRows>).value);
+          let owned = outcome && "claim" in outcome ? outcome.claim : undefined;
           if (owned) {
             c.event(E.Claimed, { fence: owned.fence });
           } else {
-            const row = store.loaded((selected as PromiseFulfilledResult<Awaited<ReturnType<typeof store.load>>>).value);
+            // No row in the statement's snapshot: we waited for a claimer that has committed since.
+            const row = outcome && "row" in outcome ? outcome.row : store.loaded(await store.load(conn, c.ref));
             const decision = row ? decide(row, c.claim.fingerprint) : "replace";
             if (row && decision === "replay") {
               await Promise.all([store.countReplay(conn, c.ref), conn.unsafe("commit")]);
@@ -184,12 +187,13 @@ export function createIdempotency<TCtx extends object, TTx, TMeta extends object
       const sql = runtime.sql();
       let owned: store.Claim | undefined;
       while (!owned) {
-        owned = store.claimed(await store.claim(sql, c.claim));
-        if (owned) {
+        const first = store.claimOutcome(await store.claimOrLoad(sql, c.claim));
+        if (first && "claim" in first) {
+          owned = first.claim;
           c.event(E.Claimed, { fence: owned.fence });
           break;
         }
-        let row = store.loaded(await store.load(sql, c.ref));
+        let row = first && "row" in first ? first.row : store.loaded(await store.load(sql, c.ref));
         if (row && decide(row, c.claim.fingerprint) === "wait") row = await waitForHolder(c, o.waitMs);
         if (!row) continue;
         switch (decide(row, c.claim.fingerprint)) {

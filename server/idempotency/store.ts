@@ -54,18 +54,49 @@ const toClaim = (r: RawClaim): Claim => ({
   recoveryData: json(r.recovery_data),
 });
 
-export function claim(q: Sql, c: ClaimInput) {
-  return q<RawClaim[]>`
-    insert into idempotency_keys
-      (tenant_id, key, procedure, fingerprint, request, locked_until, expires_at)
-    values
-      (${c.tenantId}, ${c.key}, ${c.procedure}, ${c.fingerprint}, ${c.request},
-       now() + ${c.leaseMs} * interval '1 millisecond', now() + ${c.ttlMs} * interval '1 millisecond')
-    on conflict (tenant_id, key) do nothing
-    returning fence, created_at::text as created_at, recovery_point, recovery_data::text as recovery_data`;
+export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
+
+/**
+ * The claim and, when it loses, the existing row, in one statement. One
+ * caveat: the second half reads the statement's snapshot, taken before the
+ * INSERT may have waited for a concurrent claimer; a row that claimer
+ * committed meanwhile is not in it. No row back at all means exactly that:
+ * look again with `load`.
+ */
+export type ClaimOrLoadRows = (RawRow & { claimed: boolean })[];
+
+/**
+ * Returns the query itself, unsent: postgres-js sends a query when it is
+ * awaited, so the caller decides its place in a pipeline (after BEGIN).
+ */
+export function claimOrLoad(q: Sql, c: ClaimInput) {
+  return q<ClaimOrLoadRows>`
+    with ins as (
+      insert into idempotency_keys
+        (tenant_id, key, procedure, fingerprint, request, locked_until, expires_at)
+      values
+        (${c.tenantId}, ${c.key}, ${c.procedure}, ${c.fingerprint}, ${c.request},
+         now() + ${c.leaseMs} * interval '1 millisecond', now() + ${c.ttlMs} * interval '1 millisecond')
+      on conflict (tenant_id, key) do nothing
+      returning fence, created_at, recovery_point, recovery_data)
+    select true as claimed, fence, created_at::text as created_at, recovery_point, recovery_data::text as recovery_data,
+           null as procedure, null as fingerprint, null as state, null::int as response_status, null as response_body,
+           false as expired, false as lease_expired, 0::float8 as lease_ms_left
+    from ins
+    union all
+    select false, fence, created_at::text, recovery_point, recovery_data::text,
+           procedure, fingerprint, state, response_status, response_body,
+           expires_at <= now(), coalesce(locked_until <= now(), true),
+           greatest(0, coalesce(extract(epoch from locked_until - now()) * 1000, 0))::float8
+    from idempotency_keys
+    where tenant_id = ${c.tenantId} and key = ${c.key}`;
 }
 
-export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
+export function claimOutcome(rows: ClaimOrLoadRows): { claim: Claim } | { row: KeyRow } | undefined {
+  const first = rows[0];
+  if (!first) return undefined;
+  return first.claimed ? { claim: toClaim(first) } : { row: loaded([first])! };
+}
 
 type RawRow = {
   procedure: string;

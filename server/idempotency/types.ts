@@ -31,6 +31,12 @@ export type IdempotencyRuntime<TCtx, TTx, TMeta> = {
   respond?: (ctx: TCtx, response: StoredResponse & { replayed: boolean }) => void;
   onEvent?: IdempotencyEventSink;
   defaults: Required<ProcedureOptions>;
+  /**
+   * The lock_timeout the pool's connections already run with. A claim whose
+   * wait budget differs sets its own for the claim; with the same budget the
+   * claim costs no extra statement.
+   */
+  sessionLockTimeoutMs: number;
   /** How often a recoverable holder renews its lease; 0 never (tests use it to play a stalled holder). */
   renewEveryMs?: (leaseMs: number) => number;
 };

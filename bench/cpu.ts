@@ -1,0 +1,91 @@
+/**
+ * Where the CPU went during a run, read from Linux's /proc: this process
+ * (client and server alike), the PostgreSQL processes serving the run, and
+ * the whole machine. On a small box where all three share the cores, CPU time per operation is
+ * what bounds throughput, and it is far less disturbed by other load than
+ * throughput is; what the rest of the machine used says whether a run was
+ * disturbed at all. Elsewhere than Linux, or with PostgreSQL on another
+ * host, only this process is measured.
+ */
+import { readFileSync } from "node:fs";
+import { performance, type EventLoopUtilization } from "node:perf_hooks";
+import type { Sql } from "postgres";
+
+/**
+ * Cumulative microseconds; `postgres` and the machine's are undefined where
+ * they cannot be read. `loop` is the event loop's busy and idle time: all the
+ * JavaScript runs on that one thread, so a loop busy all the time is the
+ * app's limit whatever the other cores do.
+ */
+export type CpuSnapshot = { self: number; loop: EventLoopUtilization; postgres?: number; busy?: number; total?: number };
+
+/** This process alone: CPU of all its threads, and its event loop. */
+export function selfSnapshot(): CpuSnapshot {
+  const usage = process.cpuUsage();
+  return { self: usage.user + usage.system, loop: performance.eventLoopUtilization() };
+}
+
+/** /proc reports in clock ticks; USER_HZ is 100 on every Linux build Node supports. */
+const TICK_US = 10_000;
+
+function machine(): { busy: number; total: number } | undefined {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+    const busy = user + nice + system + irq + softirq + steal;
+    return { busy: busy * TICK_US, total: (busy + idle + iowait) * TICK_US };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU of the given PostgreSQL processes; undefined when they are not on this machine (a remote server). */
+function postgres(pids: number[]): number | undefined {
+  let ticks = 0;
+  let seen = 0;
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // ended since it was listed, or not on this machine
+    }
+    const close = stat.lastIndexOf(")");
+    if (!stat.slice(stat.indexOf("(") + 1, close).startsWith("postgres")) continue;
+    const f = stat.slice(close + 2).split(" ");
+    ticks += Number(f[11]) + Number(f[12]);
+    seen++;
+  }
+  return seen ? ticks * TICK_US : undefined;
+}
+
+/**
+ * Snapshots with PostgreSQL's share taken from the processes serving the
+ * benchmark's database and the server's own (WAL writer, checkpointer...),
+ * listed by the server itself; the backends of other databases on a shared
+ * server are not counted. `sql` should be a connection of its own, so taking
+ * a snapshot never waits behind the load.
+ */
+export function cpuProbe(sql: Sql): () => Promise<CpuSnapshot> {
+  return async () => {
+    const rows = await sql<{ pid: number }[]>`
+      select pid from pg_stat_activity where datname = current_database() or datname is null`;
+    return { ...selfSnapshot(), postgres: postgres(rows.map((r) => r.pid)), ...machine() };
+  };
+}
+
+/**
+ * Per operation (µs) for this process and PostgreSQL, how busy the event loop
+ * was (0..1), and the share of the machine other processes used.
+ */
+export type CpuUse = { selfUs: number; loopBusy: number; postgresUs?: number; otherShare?: number };
+
+export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse {
+  const self = to.self - from.self;
+  const pg = to.postgres !== undefined && from.postgres !== undefined ? to.postgres - from.postgres : undefined;
+  const total = to.total !== undefined && from.total !== undefined ? to.total - from.total : undefined;
+  const busy = to.busy !== undefined && from.busy !== undefined ? to.busy - from.busy : undefined;
+  const other = busy !== undefined && total && pg !== undefined ? Math.max(0, busy - self - pg) / total : undefined;
+  const loopBusy = performance.eventLoopUtilization(to.loop, from.loop).utilization;
+  return { selfUs: self / ops, loopBusy, postgresUs: pg === undefined ? undefined : pg / ops, otherShare: other };
+}

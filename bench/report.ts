@@ -1,0 +1,95 @@
+/**
+ * The printed result: one table of scenarios, then the ratios against their
+ * targets, each beside the ratio its CPU per operation predicts (what bounds
+ * it when the cores are the limit).
+ */
+import type { Burst } from "./burst";
+import type { Sample } from "./measure";
+import type { Pair } from "./scenarios";
+
+export type TransportResult = { transport: string; writes: Pair; reads: Pair; burst: Burst };
+
+type Row = string[];
+
+function table(header: Row, rows: Row[], rightAligned: Set<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: Row) => r.map((cell, i) => (rightAligned.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join("  ").trimEnd();
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+const int = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-" : Math.round(v).toLocaleString("en-US"));
+const ms = (v: number) => (Number.isNaN(v) ? "-" : v.toFixed(2));
+const pct = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-" : `${Math.round(v * 100)}%`);
+
+/** CPU of this process and PostgreSQL per operation: on shared cores, throughput is about its inverse. */
+const cpuPerOp = (s: Sample) => (s.cpu?.postgresUs === undefined ? undefined : s.cpu.selfUs + s.cpu.postgresUs);
+
+function scenarioRows(r: TransportResult): Row[] {
+  const row = (scenario: string, s: Sample): Row => [
+    r.transport,
+    scenario,
+    int(s.opsPerSec),
+    ms(s.p50),
+    ms(s.p99),
+    pct(s.cpu?.loopBusy),
+    int(s.cpu?.selfUs),
+    int(s.cpu?.postgresUs),
+    pct(s.cpu?.otherShare),
+    "",
+  ];
+  const b = r.burst;
+  const once = b.executions.min === 1 && b.executions.max === 1 && b.divergent === 0;
+  const executions = b.executions.min === b.executions.max ? `${b.executions.min}` : `${b.executions.min}..${b.executions.max}`;
+  return [
+    row("plain mutation", r.writes.base),
+    row("wrapped, fresh key", r.writes.subject),
+    row("plain read", r.reads.base),
+    row("replay of stored key", r.reads.subject),
+    [
+      r.transport,
+      `burst ${b.callers}-way, losers`,
+      "-",
+      ms(b.losers.p50),
+      ms(b.losers.p99),
+      "-",
+      "-",
+      "-",
+      "-",
+      `${b.keys} keys: executions/key ${executions} ${once ? "(ok)" : "(WRONG)"}, ${b.losers.count} replays, ` +
+        `${b.divergent} divergent bodies; winner p50 ${ms(b.winner.p50)} ms`,
+    ],
+  ];
+}
+
+type Target = { name: string; pair: (r: TransportResult) => Pair; min: (transport: string) => number };
+
+const targets: Target[] = [
+  { name: "wrapped/plain", pair: (r) => r.writes, min: (t) => (t === "http" ? 0.9 : 0.85) },
+  { name: "replay/read", pair: (r) => r.reads, min: () => 0.9 },
+];
+
+export function render(results: TransportResult[], setup: string): string {
+  const scenarios = table(
+    ["transport", "scenario", "ops/s", "p50 ms", "p99 ms", "loop", "node us/op", "pg us/op", "other", "notes"],
+    results.flatMap(scenarioRows),
+    new Set([2, 3, 4, 5, 6, 7, 8]),
+  );
+  const ratioRows = results.flatMap((r) =>
+    targets.map((t) => {
+      const pair = t.pair(r);
+      const min = t.min(r.transport);
+      const base = cpuPerOp(pair.base);
+      const subject = cpuPerOp(pair.subject);
+      const predicted = base !== undefined && subject !== undefined ? (base / subject).toFixed(2) : "-";
+      return [r.transport, t.name, pair.ratio.toFixed(2), `>= ${min.toFixed(2)}`, pair.ratio >= min ? "met" : "missed", predicted];
+    }),
+  );
+  const ratios = table(["transport", "ratio", "value", "target", "", "cpu/op predicts"], ratioRows, new Set([2, 5]));
+  const others = results.flatMap((r) => [r.writes, r.reads].flatMap((p) => [p.base, p.subject])).map((s) => s.cpu?.otherShare ?? 0);
+  const busiest = Math.max(...others);
+  const warning =
+    busiest > 0.1
+      ? `\nOther processes used up to ${pct(busiest)} of the machine during a measured window: throughput and its ratios are disturbed; CPU per operation much less so.\n`
+      : "";
+  return `${setup}\n\n${scenarios}\n\n${ratios}\n${warning}`;
+}

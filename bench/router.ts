@@ -1,0 +1,81 @@
+/**
+ * The benchmark's router, built on the app's real procedures: `plain` and
+ * `wrapped` do the same business write (a payment and its two balanced ledger
+ * entries in one transaction), the first the ordinary Drizzle way and the
+ * second through the idempotency middleware; `read` reads one payment back,
+ * the baseline a replay is compared with.
+ */
+import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "../db/client";
+import { ledgerEntries, payments, PaymentStatus } from "../db/schema";
+import { newId } from "../server/ids";
+import { idempotentProcedure, router, tenantProcedure, type RestMeta } from "../server/trpc";
+
+export const paymentInput = z.object({
+  amountMinor: z.number().int().positive(),
+  currency: z.string().length(3),
+  destination: z.string().min(1),
+});
+export type PaymentInput = z.infer<typeof paymentInput>;
+
+const readInput = z.object({ id: z.string().min(1) });
+
+const rest = (method: RestMeta["method"], path: `/${string}`, status = 200): { rest: RestMeta } => ({
+  rest: { method, path, status, summary: "benchmark", tags: ["bench"] },
+});
+
+/** What caused the ledger entries: exactly one of the two is set (the `ledger_cause` check). */
+type Cause = { idempotencyKey: string; eventId?: undefined } | { eventId: string; idempotencyKey?: undefined };
+
+/** The business write both mutations share, so they differ only in how they are wrapped. */
+export async function recordPayment(tx: Pick<Db, "insert">, tenantId: string, i: PaymentInput, paymentId: string, cause: Cause) {
+  const [row] = await tx
+    .insert(payments)
+    .values({
+      id: paymentId,
+      tenantId,
+      status: PaymentStatus.Succeeded,
+      amountMinor: i.amountMinor,
+      amountCapturedMinor: i.amountMinor,
+      currency: i.currency,
+      destination: i.destination,
+      capture: "automatic",
+      idempotencyKey: cause.idempotencyKey ?? null,
+    })
+    .returning({ id: payments.id, status: payments.status, amountMinor: payments.amountMinor, currency: payments.currency, createdAt: payments.createdAt });
+  const transactionId = newId("ltx");
+  const entry = { tenantId, transactionId, amountMinor: i.amountMinor, currency: i.currency, paymentId, ...cause };
+  await tx.insert(ledgerEntries).values([
+    { ...entry, id: newId("led"), ledgerAccount: "psp_clearing", direction: "debit" },
+    { ...entry, id: newId("led"), ledgerAccount: "sales", direction: "credit" },
+  ]);
+  return { ...row!, createdAt: row!.createdAt.toISOString() };
+}
+
+export const benchRouter = router({
+  plain: tenantProcedure
+    .meta(rest("POST", "/bench/plain", 201))
+    .input(paymentInput)
+    .mutation(({ ctx, input }) => {
+      const id = newId("pay");
+      return ctx.db.transaction((tx) => recordPayment(tx, ctx.tenant.id, input, id, { eventId: `bench_${id}` }));
+    }),
+  wrapped: idempotentProcedure(paymentInput)
+    .meta(rest("POST", "/bench/wrapped", 201))
+    .mutation(({ ctx, input }) =>
+      recordPayment(ctx.idempotency.tx, ctx.tenant.id, input, newId("pay"), { idempotencyKey: ctx.idempotency.key }),
+    ),
+  read: tenantProcedure
+    .meta(rest("GET", "/bench/read"))
+    .input(readInput)
+    .query(async ({ ctx, input }) => {
+      const [row] = await ctx.db
+        .select({ id: payments.id, status: payments.status, amountMinor: payments.amountMinor, currency: payments.currency, createdAt: payments.createdAt })
+        .from(payments)
+        .where(and(eq(payments.tenantId, ctx.tenant.id), eq(payments.id, input.id)))
+        .limit(1);
+      if (!row) throw new Error(`benchmark payment ${input.id} is missing`);
+      return { ...row, createdAt: row.createdAt.toISOString() };
+    }),
+});

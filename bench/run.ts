@@ -1,0 +1,108 @@
+/**
+ * `npm run bench`: what idempotency costs, measured in one process against a
+ * real PostgreSQL (DATABASE_URL's server, or an embedded one), in-process and
+ * over HTTP. Prints one table and the ratios against their targets; it exits
+ * 0 on a missed target (a benchmark reports) and non-zero only when a call
+ * fails or the run cannot start. README.md beside this file explains it.
+ *
+ * Options: --seconds (measured time per run, 2), --warmup (seconds before
+ * it, 0.5), --rounds (3), --concurrency (16), --replay-keys (2000),
+ * --burst-keys (30), --burst-callers (20).
+ */
+import { availableParallelism } from "node:os";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { closeDatabase, openDatabase } from "../db/client";
+import { env } from "../server/env";
+import { flushEvents } from "../server/keys/events";
+import { logger } from "../server/logger";
+import { createTenant } from "../server/tenants/service";
+import { createFreshDatabase } from "../tests/support/database";
+import { runAdminBench } from "./admin";
+import { burst } from "./burst";
+import { cpuProbe } from "./cpu";
+import { drive, type Load } from "./measure";
+import { render, type TransportResult } from "./report";
+import { plainVsWrapped, readVsReplay, storeKeys } from "./scenarios";
+import { inProcess, overHttp, type Transport } from "./transports";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "2" },
+    warmup: { type: "string", default: "0.5" },
+    rounds: { type: "string", default: "3" },
+    concurrency: { type: "string", default: "16" },
+    "replay-keys": { type: "string", default: "2000" },
+    "burst-keys": { type: "string", default: "30" },
+    "burst-callers": { type: "string", default: "20" },
+  },
+});
+const positive = (name: keyof typeof values) => {
+  const n = Number(values[name]);
+  if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
+  return n;
+};
+const base: Load = { concurrency: positive("concurrency"), warmupMs: positive("warmup") * 1000, durationMs: positive("seconds") * 1000 };
+const rounds = positive("rounds");
+
+/** Unmeasured calls of every kind, so the first measured run does not pay for JIT and cold caches. */
+async function warmUp(t: Transport, paymentId: string) {
+  const short = { ...base, warmupMs: 0, durationMs: 500 };
+  const input = { amountMinor: 100, currency: "EUR", destination: "acct_warmup" };
+  await drive(() => t.plain(input), short);
+  await drive(async (n) => void (await t.wrapped(`bench-warmup-${t.name}-${n}-${Date.now()}`, input)), short);
+  await drive(() => t.read(paymentId), short);
+}
+
+async function main() {
+  // Every idempotency event is also an info log line; at thousands a second
+  // they would bury the table on the terminal. Events still reach
+  // idempotency_events in batches, as in production.
+  logger.level = "warn";
+  const started = performance.now();
+  const fresh = await createFreshDatabase("bench");
+  // The CPU probe's own connection: a snapshot must not queue behind the load in the app's pool.
+  const probe = postgres(fresh.url, { max: 1, onnotice: () => {} });
+  try {
+    const { sql, db } = openDatabase(fresh.url, { max: 20 });
+    const load: Load = { ...base, cpu: cpuProbe(probe) };
+    const [{ version } = { version: "?" }] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
+    const { tenant, token } = await createTenant(db, "bench");
+    const tenantWithToken = { ...tenant, token };
+
+    const results: TransportResult[] = [];
+    const local = inProcess(tenantWithToken);
+    const stored = await storeKeys(local, positive("replay-keys"), load.concurrency);
+    for (const make of [async () => local, () => overHttp(tenantWithToken, load.concurrency)]) {
+      const t = await make();
+      try {
+        await warmUp(t, stored[0]!.paymentId);
+        const writes = await plainVsWrapped(t, rounds, load);
+        const reads = await readVsReplay(t, stored, rounds, load);
+        const b = await burst(t, sql, tenant.id, positive("burst-keys"), positive("burst-callers"));
+        results.push({ transport: t.name, writes, reads, burst: b });
+      } finally {
+        await t.close();
+      }
+    }
+    const seconds = ((performance.now() - started) / 1000).toFixed(0);
+    const setup =
+      `PostgreSQL ${version} (${env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
+      `concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ${seconds} s in all`;
+    process.stdout.write(render(results, setup));
+    // The dashboard at scale, on the same database, after the load (its keys stay out of the way above).
+    if (!process.argv.includes("--no-admin")) await runAdminBench(sql);
+  } finally {
+    await flushEvents();
+    await probe.end();
+    await closeDatabase();
+    await fresh.dispose();
+  }
+}
+
+main().catch((error: unknown) => {
+  logger.fatal({ err: error }, "benchmark failed");
+  logger.flush();
+  process.exitCode = 1;
+});

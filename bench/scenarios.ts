@@ -1,0 +1,104 @@
+/**
+ * The paired scenarios, each side run under the same load:
+ * - plain vs wrapped: the business write alone, then through the middleware
+ *   with a fresh key per call (the cost of idempotency on a first attempt);
+ * - read vs replay: reading one payment, then replaying a stored key (the
+ *   cost of answering a retry from the key table).
+ * The burst (many callers, one key) is in burst.ts.
+ */
+import { randomUUID } from "node:crypto";
+import { drive, median, type Load, type Sample } from "./measure";
+import type { PaymentInput } from "./router";
+import type { Transport } from "./transports";
+
+export type Pair = { base: Sample; subject: Sample; ratio: number };
+
+export const inputFor = (n: number): PaymentInput => ({ amountMinor: 100 + (n % 9_900), currency: "EUR", destination: `acct_bench_${n % 97}` });
+
+const medianOf = (samples: Sample[], of: (s: Sample) => number | undefined): number | undefined => {
+  const values = samples.map(of).filter((v): v is number => v !== undefined);
+  return values.length ? median(values) : undefined;
+};
+
+/** Every metric's median over the rounds (each on its own, so one slow round moves none of them). */
+function mid(samples: Sample[]): Sample {
+  const m = (of: (s: Sample) => number | undefined) => medianOf(samples, of);
+  return {
+    opsPerSec: m((s) => s.opsPerSec)!,
+    p50: m((s) => s.p50)!,
+    p99: m((s) => s.p99)!,
+    count: m((s) => s.count)!,
+    cpu: {
+      selfUs: m((s) => s.cpu?.selfUs) ?? Number.NaN,
+      loopBusy: m((s) => s.cpu?.loopBusy) ?? Number.NaN,
+      postgresUs: m((s) => s.cpu?.postgresUs), otherShare: m((s) => s.cpu?.otherShare) },
+  };
+}
+
+/**
+ * Runs `base` and `subject` for `rounds` rounds in the order AB BA AB..., so
+ * neither side always runs on the warmer (or more bloated) database. Each
+ * metric is the median over the rounds; the ratio is the median of the
+ * per-round ratios, each taken between runs seconds apart.
+ */
+async function compare(base: (n: number) => Promise<void>, subject: (n: number) => Promise<void>, rounds: number, load: Load): Promise<Pair> {
+  const bases: Sample[] = [];
+  const subjects: Sample[] = [];
+  for (let r = 0; r < rounds; r++) {
+    if (r % 2 === 0) {
+      bases.push(await drive(base, load));
+      subjects.push(await drive(subject, load));
+    } else {
+      subjects.push(await drive(subject, load));
+      bases.push(await drive(base, load));
+    }
+  }
+  return { base: mid(bases), subject: mid(subjects), ratio: median(bases.map((b, i) => subjects[i]!.opsPerSec / b.opsPerSec)) };
+}
+
+export function plainVsWrapped(t: Transport, rounds: number, load: Load): Promise<Pair> {
+  const run = randomUUID().slice(0, 8);
+  // `n` starts again with every run; the key must not.
+  let seq = 0;
+  return compare(
+    (n) => t.plain(inputFor(n)),
+    async (n) => {
+      const answer = await t.wrapped(`bench-${t.name}-${run}-${seq++}`, inputFor(n));
+      if (answer.replayed) throw new Error("a fresh key was answered as a replay");
+    },
+    rounds,
+    load,
+  );
+}
+
+/** Keys completed once, with the payment each created: the replays' keys and the reads' ids. */
+export type Stored = { key: string; input: PaymentInput; paymentId: string }[];
+
+export async function storeKeys(t: Transport, count: number, concurrency: number): Promise<Stored> {
+  const stored: Stored = [];
+  let next = 0;
+  const worker = async () => {
+    for (let n = next++; n < count; n = next++) {
+      const key = `bench-stored-${randomUUID()}`;
+      const input = inputFor(n);
+      const answer = await t.wrapped(key, input);
+      stored.push({ key, input, paymentId: (JSON.parse(answer.body) as { id: string }).id });
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return stored;
+}
+
+export function readVsReplay(t: Transport, stored: Stored, rounds: number, load: Load): Promise<Pair> {
+  const at = (n: number) => stored[n % stored.length]!;
+  return compare(
+    (n) => t.read(at(n).paymentId),
+    async (n) => {
+      const s = at(n);
+      const answer = await t.wrapped(s.key, s.input);
+      if (!answer.replayed) throw new Error(`stored key ${s.key} ran again instead of replaying`);
+    },
+    rounds,
+    load,
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * The three bench procedures behind one interface, reached either in-process
+ * (`createCaller` on a fresh context per call, as a server component or a
+ * test would) or over HTTP through the REST surface. Every call checks its
+ * answer, so a benchmark of failing calls cannot pass for a fast one.
+ */
+import { createContextInner } from "../server/context";
+import { createRestHandler } from "../server/rest/handler";
+import { createCallerFactory } from "../server/trpc";
+import { client, serve } from "./http";
+import { benchRouter, type PaymentInput } from "./router";
+
+export type Tenant = { id: string; name: string; token: string };
+
+/** What a wrapped call answered: the body as sent and whether it was a replay. */
+export type Answer = { body: string; replayed: boolean };
+
+export type Transport = {
+  name: string;
+  plain: (input: PaymentInput) => Promise<void>;
+  wrapped: (key: string, input: PaymentInput) => Promise<Answer>;
+  read: (id: string) => Promise<void>;
+  close: () => Promise<void>;
+};
+
+const createCaller = createCallerFactory(benchRouter);
+
+export function inProcess(tenant: Tenant): Transport {
+  const call = async (headers?: Headers) => {
+    const ctx = await createContextInner({ tenant, headers });
+    return { ctx, caller: createCaller(ctx) };
+  };
+  return {
+    name: "in-process",
+    plain: async (input) => {
+      await (await call()).caller.plain(input);
+    },
+    wrapped: async (key, input) => {
+      const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key }));
+      const output = await caller.wrapped(input);
+      return { body: JSON.stringify(output), replayed: ctx.response.headers.get("Idempotent-Replayed") === "true" };
+    },
+    read: async (id) => {
+      await (await call()).caller.read({ id });
+    },
+    close: async () => undefined,
+  };
+}
+
+function expect(status: number, wanted: number, what: string, body: string) {
+  if (status !== wanted) throw new Error(`${what} answered ${status} (wanted ${wanted}): ${body}`);
+}
+
+export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Transport> {
+  const listening = await serve(createRestHandler(benchRouter, "/api"));
+  const http = client(listening.origin, maxSockets);
+  const auth = { authorization: `Bearer ${tenant.token}` };
+  const json = { ...auth, "content-type": "application/json" };
+  return {
+    name: "http",
+    plain: async (input) => {
+      const r = await http.send("POST", "/api/bench/plain", json, JSON.stringify(input));
+      expect(r.status, 201, "POST /bench/plain", r.body);
+    },
+    wrapped: async (key, input) => {
+      const r = await http.send("POST", "/api/bench/wrapped", { ...json, "idempotency-key": key }, JSON.stringify(input));
+      expect(r.status, 201, "POST /bench/wrapped", r.body);
+      return { body: r.body, replayed: r.headers["idempotent-replayed"] === "true" };
+    },
+    read: async (id) => {
+      const r = await http.send("GET", `/api/bench/read?id=${encodeURIComponent(id)}`, auth);
+      expect(r.status, 200, "GET /bench/read", r.body);
+    },
+    close: async () => {
+      http.close();
+      await listening.close();
+    },
+  };
+}
