@@ -73,9 +73,12 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
   };
+  // Claimed and completed are on the key row itself (the event writer keeps only what the row cannot tell).
+  const fromRow: TimelineEvent[] = [{ id: -2, type: "claimed", fence: null, status: null, recoveryPoint: null, at: detail.createdAt }];
+  if (detail.completedAt) fromRow.push({ id: -1, type: "completed", fence: detail.fence, status: detail.responseStatus, recoveryPoint: null, at: detail.completedAt });
   return {
     key: detail,
-    timeline: [...timeline],
+    timeline: [...fromRow, ...timeline].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id - b.id)),
     ledger: ledger.map(({ amountMinor, ...entry }): CausedLedgerEntry => ({ ...entry, amount: formatMinor(amountMinor) })),
     payments: payments.map(({ amountMinor, ...payment }): CausedPayment => ({ ...payment, amount: formatMinor(amountMinor) })),
   };

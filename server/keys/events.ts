@@ -1,12 +1,13 @@
 /**
- * The sink for idempotency events: every event goes to the log at once and
- * into `idempotency_events` in batches (one multi-row INSERT at most every
- * 250 ms), so counting them costs the request path nothing.
+ * The sink for idempotency events: every event goes to the log at once, and
+ * those the key row cannot tell (replays, conflicts, mismatches, takeovers,
+ * releases, expiry, lost leases) into `idempotency_events` in batches (one
+ * multi-row INSERT at most every 250 ms), off the request path.
  */
 import { lt } from "drizzle-orm";
 import { database } from "../../db/client";
 import { idempotencyEvents } from "../../db/schema";
-import type { IdempotencyEvent } from "../idempotency/events";
+import { IdempotencyEventType, type IdempotencyEvent } from "../idempotency/events";
 import { logger } from "../logger";
 
 const FLUSH_MS = 250;
@@ -16,7 +17,14 @@ let buffer: (typeof idempotencyEvents.$inferInsert)[] = [];
 let timer: NodeJS.Timeout | undefined;
 let flushing: Promise<void> = Promise.resolve();
 
+/** The key row records these itself (created_at, completed_at, response_status): a debug line is enough. */
+const ON_THE_KEY_ROW: ReadonlySet<string> = new Set([IdempotencyEventType.Claimed, IdempotencyEventType.Completed]);
+
 export function recordEvent(event: IdempotencyEvent): void {
+  if (ON_THE_KEY_ROW.has(event.type)) {
+    logger.debug({ idempotency: event }, `idempotency ${event.type}`);
+    return;
+  }
   logger.info({ idempotency: event }, `idempotency ${event.type}`);
   buffer.push({
     tenantId: event.tenantId,
