@@ -20,6 +20,7 @@ import { logger } from "../server/logger";
 import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase } from "../tests/support/database";
 import { runAdminBench } from "./admin";
+import { runCleanupBench } from "./cleanup";
 import { burst } from "./burst";
 import { cpuProbe } from "./cpu";
 import { drive, type Load } from "./measure";
@@ -38,9 +39,11 @@ const { values } = parseArgs({
     "burst-callers": { type: "string", default: "20" },
     /** Skip the dashboard at 1M keys (about 40 s). */
     "no-admin": { type: "boolean", default: false },
+    /** Skip expiry under load (about 10 s). */
+    "no-cleanup": { type: "boolean", default: false },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -94,6 +97,7 @@ async function main() {
       `concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ${seconds} s in all`;
     process.stdout.write(render(results, setup));
     // The dashboard at scale, on the same database, after the load (its keys stay out of the way above).
+    if (!values["no-cleanup"]) await runCleanupBench(sql, local, load);
     if (!values["no-admin"]) await runAdminBench(sql);
   } finally {
     await flushEvents();
