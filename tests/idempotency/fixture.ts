@@ -11,8 +11,10 @@ import { createContextInner } from "../../server/context";
 import { DomainError } from "../../server/errors";
 import { createIdempotency } from "../../server/idempotency/middleware";
 import { createRestHandler } from "../../server/rest/handler";
-import { createTenant } from "../../server/tenants/service";
+import type { Tenant as TestTenant } from "../support/api";
 import { createCallerFactory, idempotencyRuntime, idempotentProcedure, recoverableProcedure, router, tenantProcedure, type RestMeta } from "../../server/trpc";
+
+export { barrier, newTenant, type Tenant as TestTenant } from "../support/api";
 
 export const effects = pgTable("test_effects", {
   id: serial("id").primaryKey(),
@@ -107,13 +109,6 @@ export const testRouter = router({
 const createCaller = createCallerFactory(testRouter);
 export const restHandler = createRestHandler(testRouter, "/api");
 
-export type TestTenant = { id: string; name: string; token: string };
-
-export async function newTenant(name = "test"): Promise<TestTenant> {
-  const { tenant, token } = await createTenant(database().db, name);
-  return { ...tenant, token };
-}
-
 /** A tRPC caller as the tenant, sending `key` (or no key) as Idempotency-Key. */
 export async function caller(tenant: TestTenant, key?: string) {
   const headers = new Headers(key === undefined ? {} : { "Idempotency-Key": key });
@@ -136,18 +131,6 @@ export async function keyRow(tenantId: string, key: string) {
   >`select state, fingerprint, response_status, response_body, replay_count, fence, recovery_point, coalesce(locked_until <= now(), true) as lease_expired
     from idempotency_keys where tenant_id = ${tenantId} and key = ${key}`;
   return row;
-}
-
-/** Resolves once `count` callers have arrived, so they all start together. */
-export function barrier(count: number) {
-  let arrived = 0;
-  let open!: () => void;
-  const gate = new Promise<void>((r) => (open = r));
-  return async () => {
-    arrived += 1;
-    if (arrived === count) open();
-    await gate;
-  };
 }
 
 export function deferred() {

@@ -3,9 +3,9 @@
  * checked in the database (executions in `test_effects`, the key's row), not
  * only in the answers.
  */
-import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
+import { trpcError } from "../support/api";
 import { caller, count, effectsFor, ensureEffectsTable, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
@@ -14,14 +14,6 @@ beforeAll(async () => {
   tenant = await newTenant("semantics");
 });
 
-async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  return error as TRPCError;
-}
 
 describe("Idempotency-Key header", () => {
   it("missing: 400 over REST and BAD_REQUEST over tRPC; nothing runs", async () => {

@@ -1,24 +1,15 @@
 /** Creating and reading payments: replay, mismatch, validation, scope, declines, over REST and tRPC. */
-import { TRPCError } from "@trpc/server";
 import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { createContextInner } from "../../server/context";
 import { createCaller } from "../../server/root";
-import { api, ledgerFor, newKey, newTenant, type Tenant } from "../support/api";
+import { api, ledgerFor, newKey, newTenant, trpcError, type Tenant } from "../support/api";
 import { chargesFor, expectCaptureMovement, expectFieldError, expectProblem, keyRow, ledgerWhere, newPayment, pay, PAYMENT, paymentRow, paymentsForKey, paymentsOfTenant, providerCharges, refundRows } from "./support";
 
 async function trpcAs(tenant: Tenant, key: string) {
   return createCaller(await createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key }) }));
 }
 
-async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  return error as TRPCError;
-}
 
 describe("POST /v1/payments", () => {
   it("201 once, then replays status and exact bytes with Idempotent-Replayed; one payment, one charge, one movement", async () => {

@@ -1,4 +1,6 @@
 /** Calling the app's REST surface in-process, as a tenant, and reading what it wrote. */
+import { TRPCError } from "@trpc/server";
+import { expect } from "vitest";
 import { database } from "../../db/client";
 import { handleRest } from "../../server/rest/handler";
 import { createTenant } from "../../server/tenants/service";
@@ -60,4 +62,14 @@ export function barrier(count: number) {
     if (arrived === count) open();
     await gate;
   };
+}
+
+/** The TRPCError a call failed with (fails the test if it did not fail that way). */
+export async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(TRPCError);
+  return error as TRPCError;
 }
