@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { barrier, caller, deferred, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
+import { barrier, caller, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
 
 const BURST = 20;
 const REPETITIONS = 50;
@@ -53,19 +53,12 @@ describe.each(["/t/atomic", "/t/recoverable"] as const)("%s: %i-way same-key bur
 describe("a duplicate while the first attempt is still running", () => {
   it("atomic, with a wait budget: the duplicate waits on the key and then replays", async () => {
     const key = uniqueKey();
-    const hold = deferred();
-    const entered = deferred();
-    hooks.set(key, async (point) => {
-      if (point === "after-write") {
-        entered.resolve();
-        await hold.promise;
-      }
-    });
+    const hold = park(key, "after-write");
     const first = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
-    await entered.promise;
+    await hold.entered;
     const second = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
     await new Promise((r) => setTimeout(r, 100));
-    hold.resolve();
+    hold.release();
     const [a, b] = await Promise.all([first, second]);
     expect(b).toEqual(a);
     expect(await effectsFor(tenant.id, key)).toHaveLength(1);
@@ -74,19 +67,14 @@ describe("a duplicate while the first attempt is still running", () => {
 
   it("atomic, without a wait budget: 409 with Retry-After, and later the replay", async () => {
     const key = uniqueKey();
-    const hold = deferred();
-    const entered = deferred();
-    hooks.set(key, async () => {
-      entered.resolve();
-      await hold.promise;
-    });
+    const hold = park(key);
     const first = post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
-    await entered.promise;
+    await hold.entered;
     const dup = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
     expect(dup.status).toBe(409);
     expect(dup.headers.get("retry-after")).toBe("1");
     expect(await dup.json()).toMatchObject({ type: "/problems/idempotency-key-in-progress", status: 409 });
-    hold.resolve();
+    hold.release();
     const original = await first;
     expect(original.status).toBe(201);
     const later = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
@@ -98,18 +86,13 @@ describe("a duplicate while the first attempt is still running", () => {
 
   it("recoverable, without a wait budget: the committed in-progress key answers 409 until it completes", async () => {
     const key = uniqueKey();
-    const hold = deferred();
-    const entered = deferred();
-    hooks.set(key, async () => {
-      entered.resolve();
-      await hold.promise;
-    });
+    const hold = park(key);
     const first = post(tenant, "/t/recoverable-no-wait", { tag: key, amount: 1 }, key);
-    await entered.promise;
+    await hold.entered;
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", recovery_point: "recorded", lease_expired: false });
     const dup = await post(tenant, "/t/recoverable-no-wait", { tag: key, amount: 1 }, key);
     expect(dup.status).toBe(409);
-    hold.resolve();
+    hold.release();
     expect((await first).status).toBe(201);
     expect(await effectsFor(tenant.id, key)).toHaveLength(2);
     hooks.delete(key);

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { caller, deferred, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
+import { caller, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -68,22 +68,13 @@ describe("a holder killed with SIGKILL", () => {
 describe("a stalled holder that wakes up after a takeover", () => {
   it("cannot write its next phase nor complete; it learns it lost (409); the work happened once", async () => {
     const key = uniqueKey("stalled");
-    const wake = deferred();
-    const parked = deferred();
-    let attempts = 0;
-    hooks.set(key, async () => {
-      attempts += 1;
-      if (attempts === 1) {
-        parked.resolve();
-        await wake.promise;
-      }
-    });
+    const stall = park(key, "between");
     const stalled = (await caller(tenant, key)).stalling({ tag: key, amount: 5 });
-    await parked.promise;
+    await stall.entered;
     await new Promise((r) => setTimeout(r, 500)); // the 400 ms lease runs out, nobody renews it
     const retry = await (await caller(tenant, key)).stalling({ tag: key, amount: 5 });
     expect(retry).toMatchObject({ tag: key, amount: 5 });
-    wake.resolve();
+    stall.release();
     const late = await stalled.then(
       () => undefined,
       (e: unknown) => e,
@@ -104,22 +95,12 @@ describe("a stalled holder that wakes up after a takeover", () => {
 
   it("a holder stalled after its last phase cannot complete the key it lost", async () => {
     const key = uniqueKey("late-complete");
-    const wake = deferred();
-    const parked = deferred();
-    let attempts = 0;
-    hooks.set(key, async (point) => {
-      if (point !== "before-complete") return;
-      attempts += 1;
-      if (attempts === 1) {
-        parked.resolve();
-        await wake.promise;
-      }
-    });
+    const stall = park(key, "before-complete");
     const stalled = (await caller(tenant, key)).stalling({ tag: key, amount: 6 });
-    await parked.promise;
+    await stall.entered;
     await new Promise((r) => setTimeout(r, 500));
     const retry = await (await caller(tenant, key)).stalling({ tag: key, amount: 6 });
-    wake.resolve();
+    stall.release();
     const late = await stalled.then(
       () => undefined,
       (e: unknown) => e,
@@ -152,14 +133,9 @@ describe("a stalled holder that wakes up after a takeover", () => {
 describe("a holder still working", () => {
   it("renews its lease, so nobody takes over while it runs for several leases", async () => {
     const key = uniqueKey("renews");
-    const hold = deferred();
-    const parked = deferred();
-    hooks.set(key, async () => {
-      parked.resolve();
-      await hold.promise;
-    });
+    const hold = park(key);
     const running = post(tenant, "/t/renewing", { tag: key, amount: 2 }, key);
-    await parked.promise;
+    await hold.entered;
     // Three leases of 300 ms pass; without renewal a duplicate would take over.
     for (let i = 0; i < 3; i++) {
       await new Promise((r) => setTimeout(r, 300));
@@ -167,7 +143,7 @@ describe("a holder still working", () => {
       expect(dup.status).toBe(409);
       expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", fence: "1", lease_expired: false });
     }
-    hold.resolve();
+    hold.release();
     expect((await running).status).toBe(201);
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "1" });
     expect(await effectsFor(tenant.id, key)).toHaveLength(2);

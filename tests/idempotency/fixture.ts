@@ -133,7 +133,25 @@ export async function keyRow(tenantId: string, key: string) {
   return row;
 }
 
-export function deferred() {
+/**
+ * Holds the first handler of `key` that reaches `point` (any point when none
+ * is given) until `release()`; every later arrival passes straight through.
+ * `entered` resolves once the handler is parked.
+ */
+export function park(key: string, point?: Point) {
+  const entered = deferred();
+  const hold = deferred();
+  let parked = false;
+  hooks.set(key, async (at) => {
+    if (parked || (point && at !== point)) return;
+    parked = true;
+    entered.resolve();
+    await hold.promise;
+  });
+  return { entered: entered.promise, release: hold.resolve };
+}
+
+function deferred() {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
