@@ -7,10 +7,10 @@
  * `Idempotent-Replayed: true`).
  */
 import { createContextInner, type ResponseSink } from "../context";
-import { DomainError, problemBody, toProblem, type Problem } from "../errors";
-import { logger } from "../logger";
+import { DomainError, problemBody, publicProblem, type Problem } from "../errors";
 import { appRouter } from "../root";
 import { createCallerFactory } from "../trpc";
+import { readJsonBody } from "./body";
 import { buildRoutes, matchRoute } from "./routes";
 import type { AnyRouter } from "@trpc/server";
 
@@ -29,15 +29,6 @@ function problem(p: Problem, headers = new Headers()): Response {
   return send(p.status, problemBody(p), headers);
 }
 
-function parseBody(text: string): unknown {
-  if (text.trim() === "") return {};
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new DomainError("invalid-json", 400, "The request body is not valid JSON.", { errors: [{ field: "(body)", message: "not valid JSON" }] });
-  }
-}
-
 /**
  * A fetch handler for `router`'s procedures that have `meta.rest`. `prefix` is
  * the mount point ("/api"); the rest of the path selects the procedure.
@@ -53,7 +44,13 @@ export const handleRest = createRestHandler(appRouter);
 async function handle(req: Request, prefix: string, routes: ReturnType<typeof buildRoutes>, createCaller: (ctx: never) => unknown): Promise<Response> {
   const url = new URL(req.url);
   const path = url.pathname.slice(prefix.length) || "/";
-  const match = matchRoute(routes, req.method, path);
+  let match: ReturnType<typeof matchRoute>;
+  try {
+    match = matchRoute(routes, req.method, path);
+  } catch {
+    // decodeURIComponent: a malformed escape or bytes that are not UTF-8 in a path segment.
+    return problem({ type: "/problems/validation", title: "Bad Request", status: 400, detail: "The path is not valid percent-encoded UTF-8.", errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }] });
+  }
   if (!match) {
     return problem({ type: "/problems/not-found", title: "Not Found", status: 404, detail: `No endpoint at ${req.method} ${url.pathname}.` });
   }
@@ -66,10 +63,17 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
   const { route, params } = match;
   const sink: ResponseSink = { headers: new Headers() };
   try {
-    const rawBody = route.rest.method === "GET" ? undefined : await req.text();
-    const fields = rawBody === undefined ? Object.fromEntries(url.searchParams) : parseBody(rawBody);
+    const body = route.rest.method === "GET" ? undefined : await readJsonBody(req);
+    const rawBody = body?.text;
+    const fields = body === undefined ? Object.fromEntries(url.searchParams) : body.value;
     if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
       throw new DomainError("validation", 400, "The request body must be a JSON object.", { errors: [{ field: "(body)", message: "must be a JSON object" }] });
+    }
+    const clashes = Object.keys(params).filter((name) => Object.hasOwn(fields, name));
+    if (clashes.length) {
+      throw new DomainError("validation", 400, `${clashes.join(", ")}: given by the path, not the body.`, {
+        errors: clashes.map((field) => ({ field, message: "is given by the path, not the body" })),
+      });
     }
     const input = { ...fields, ...params };
     const ctx = await createContextInner({ headers: req.headers, response: sink, rawBody });
@@ -80,8 +84,6 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
   } catch (error) {
     // A stored outcome (a decline, a refusal) goes out exactly as stored.
     if (sink.body !== undefined && sink.status !== undefined) return send(sink.status, sink.body, sink.headers);
-    const p = toProblem(error);
-    if (p.status >= 500) logger.error({ err: error, procedure: route.procedure }, "REST call failed");
-    return problem(p, sink.headers);
+    return problem(publicProblem(error, { procedure: route.procedure }), sink.headers);
   }
 }
