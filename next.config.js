@@ -6,6 +6,8 @@
  * debugging); everything else is this origin only. `frame-ancestors 'none'`
  * (with X-Frame-Options for older browsers) keeps /admin out of frames.
  */
+import process from "node:process";
+
 const isDev = process.env.NODE_ENV === "development";
 
 const contentSecurityPolicy = [

@@ -20,10 +20,13 @@ import { createCaller } from "../../server/root";
 /** What the dashboard's own requests carry: its origin and JSON (admin mutations need both). */
 export const SAME_ORIGIN = { host: "app.test", origin: "http://app.test", "content-type": "application/json" };
 
-/** A caller with these headers on top of SAME_ORIGIN (override them to play another origin). */
-export async function callerWith(headers: Record<string, string> = {}, tenant: Tenant | null = null) {
-  return createCaller(await createContextInner({ headers: new Headers({ ...SAME_ORIGIN, ...headers }), tenant }));
+/** A caller with exactly these request headers. */
+export async function callerWithExactly(headers: Record<string, string>, tenant: Tenant | null = null) {
+  return createCaller(await createContextInner({ headers: new Headers(headers), tenant }));
 }
+
+/** A caller with these headers on top of SAME_ORIGIN, as the dashboard's own requests. */
+export const callerWith = (headers: Record<string, string> = {}, tenant: Tenant | null = null) => callerWithExactly({ ...SAME_ORIGIN, ...headers }, tenant);
 
 export const sessionCookie = async (now?: number) => `${ADMIN_COOKIE}=${(await issueSession(now)).token}`;
 
