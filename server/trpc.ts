@@ -24,8 +24,7 @@ import { createIdempotency, type IdempotencyRuntime, type ProcedureOptions } fro
 import { tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
 import { recordEvent } from "./keys/events";
-import { checkSameOrigin } from "./admin/origin";
-import { isJsonContentType } from "./rest/body";
+import { checkAdminChange } from "./admin/origin";
 import { sessionFromHeaders } from "./admin/session";
 
 export type RestMeta = {
@@ -86,9 +85,8 @@ export type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> }
  */
 export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
   if (type === "mutation") {
-    const origin = checkSameOrigin(ctx.headers);
-    if (!origin.ok) throw toTRPCError(new DomainError("cross-origin", 403, origin.reason));
-    if (!isJsonContentType(ctx.headers)) throw toTRPCError(new DomainError("unsupported-media-type", 403, "Admin changes are sent as application/json."));
+    const verdict = checkAdminChange(ctx.headers);
+    if (!verdict.ok) throw toTRPCError(new DomainError("forbidden-origin", 403, verdict.reason));
   }
   const admin = await sessionFromHeaders(ctx.headers);
   if (!admin) throw toTRPCError(new DomainError("unauthorized", 401, "Admin sign-in required."));

@@ -11,6 +11,8 @@
  * - neither: refused. Every current browser sends `Origin` on a POST, so only
  *   a non-browser client lacks both, and it can send `Origin` itself.
  */
+import { isJsonContentType } from "../rest/body";
+
 export type OriginVerdict = { ok: true } | { ok: false; reason: string };
 
 export function ownHost(headers: Headers): string | undefined {
@@ -34,4 +36,15 @@ export function checkSameOrigin(headers: Headers): OriginVerdict {
   if (site === "same-origin") return { ok: true };
   if (site !== null) return { ok: false, reason: `The request comes from another origin (Sec-Fetch-Site: ${site}).` };
   return { ok: false, reason: "The request carries neither Origin nor Sec-Fetch-Site; admin changes need one." };
+}
+
+/**
+ * The whole rule for a request that changes admin state: same origin, and a
+ * JSON body (a plain HTML form can send neither JSON nor a custom header).
+ */
+export function checkAdminChange(headers: Headers): OriginVerdict {
+  const origin = checkSameOrigin(headers);
+  if (!origin.ok) return origin;
+  if (!isJsonContentType(headers)) return { ok: false, reason: "Admin changes are sent as application/json." };
+  return { ok: true };
 }

@@ -147,8 +147,11 @@ describe("tRPC: the same body reader and schemas", () => {
 
   it.each([
     ["a duplicate key", () => trpc("checkout.keyStatus", '{"key":"a","key":"b"}'), 400],
-    ["a form post", () => trpc("admin.keys.purgeExpired", "tenantId=x", { "content-type": "application/x-www-form-urlencoded" }), 415],
-    ["a multipart post", () => trpcPost(new Request("http://app.test/api/trpc/admin.keys.purgeExpired", { method: "POST", body: multipart({ tenantId: "x" }) })), 415],
+    ["a form post", () => trpc("checkout.pay", "items=x", { "content-type": "application/x-www-form-urlencoded" }), 415],
+    ["a multipart post", () => trpcPost(new Request("http://app.test/api/trpc/checkout.pay", { method: "POST", body: multipart({ items: "x" }) })), 415],
+    ["an admin form post, even from the app's origin", () => trpc("admin.keys.purgeExpired", "tenantId=x", { "content-type": "application/x-www-form-urlencoded", host: "app.test", origin: "http://app.test" }), 403],
+    ["an admin multipart post", () => trpcPost(new Request("http://app.test/api/trpc/admin.keys.purgeExpired", { method: "POST", headers: { host: "app.test", origin: "http://app.test" }, body: multipart({ tenantId: "x" }) })), 403],
+    ["an admin JSON post from another port", () => trpc("admin.keys.purgeExpired", "{}", { host: "app.test", origin: "http://app.test:8080" }), 403],
     ["a body over 64 KiB", () => trpc("checkout.pay", `{"items":[],"pad":"${"x".repeat(MAX_BODY_BYTES)}"}`), 413],
   ])("%s", async (_label, send, status) => {
     const res = await send();

@@ -1,6 +1,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createContext } from "@/server/context";
-import { problemBody, publicProblem } from "@/server/errors";
+import { checkAdminChange } from "@/server/admin/origin";
+import { DomainError, problemBody, publicProblem } from "@/server/errors";
 import { readJsonBody } from "@/server/rest/body";
 import { appRouter } from "@/server/root";
 
@@ -17,18 +18,31 @@ const handle = (req: Request) =>
     // Internal errors are logged, with their request id, by the error formatter (server/errors.ts publicProblem).
   });
 
+function refuse(error: unknown): Response {
+  const problem = publicProblem(error, { route: "trpc" });
+  return new Response(problemBody(problem), { status: problem.status, headers: { "content-type": "application/problem+json", "cache-control": "no-store" } });
+}
+
+/** The procedures a tRPC URL names (`/api/trpc/a.b,c.d` for a batch). */
+const proceduresOf = (req: Request) => decodeURIComponent(new URL(req.url).pathname.slice("/api/trpc/".length)).split(",");
+
 /**
  * Mutations go through the same body reader as REST (JSON only, 64 KiB,
  * UTF-8, no duplicate keys) before tRPC parses the text again: a form post
- * or an oversized body never reaches a procedure.
+ * or an oversized body never reaches a procedure. An admin change from
+ * another origin or as a form is a 403 here already (adminProcedure applies
+ * the same rule to callers that do not come over HTTP).
  */
 async function POST(req: Request): Promise<Response> {
+  if (proceduresOf(req).some((name) => name.startsWith("admin."))) {
+    const verdict = checkAdminChange(req.headers);
+    if (!verdict.ok) return refuse(new DomainError("forbidden-origin", 403, verdict.reason));
+  }
   let text: string;
   try {
     text = (await readJsonBody(req)).text;
   } catch (error) {
-    const problem = publicProblem(error, { route: "trpc" });
-    return new Response(problemBody(problem), { status: problem.status, headers: { "content-type": "application/problem+json", "cache-control": "no-store" } });
+    return refuse(error);
   }
   return handle(new Request(req.url, { method: "POST", headers: req.headers, body: text }));
 }
