@@ -29,6 +29,18 @@ function problem(p: Problem, headers = new Headers()): Response {
   return send(p.status, problemBody(p), headers);
 }
 
+/** A query string as input fields; a parameter given twice is refused like a duplicate JSON key, not decided by order. */
+function queryFields(params: URLSearchParams): Record<string, string> {
+  const names = [...params.keys()];
+  const repeated = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
+  if (repeated.length) {
+    throw new DomainError("duplicate-key", 400, `The query string names ${repeated.join(", ")} more than once.`, {
+      errors: repeated.map((field) => ({ field, message: "appears more than once" })),
+    });
+  }
+  return Object.fromEntries(params);
+}
+
 /**
  * A fetch handler for `router`'s procedures that have `meta.rest`. `prefix` is
  * the mount point ("/api"); the rest of the path selects the procedure.
@@ -65,7 +77,7 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
   try {
     const body = route.rest.method === "GET" ? undefined : await readJsonBody(req);
     const rawBody = body?.text;
-    const fields = body === undefined ? Object.fromEntries(url.searchParams) : body.value;
+    const fields = body === undefined ? queryFields(url.searchParams) : body.value;
     if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
       throw new DomainError("validation", 400, "The request body must be a JSON object.", { errors: [{ field: "(body)", message: "must be a JSON object" }] });
     }

@@ -101,6 +101,12 @@ describe("REST: each malformed class is a 4xx naming the problem, and writes not
     }
   });
 
+  it("a query parameter given twice is a 400 naming it", async () => {
+    const answer = await api(await newTenant("strict-query-twice")).get("/v1/payments?limit=5&limit=50");
+    expect(answer.status).toBe(400);
+    expect(fields(answer)).toEqual(["limit"]);
+  });
+
   it("an unknown query parameter is named", async () => {
     const answer = await api(await newTenant("strict-query")).get("/v1/payments?limt=5");
     expect(answer.status).toBe(400);
