@@ -24,8 +24,11 @@ export const SIGN_IN_LIMITS: ThrottleLimits = { perAddress: 10, overall: 100, wi
 
 export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
+/** Bounded, so a made-up header cannot store long keys. */
+const MAX_ADDRESS_LENGTH = 64;
+
 export function clientAddress(headers: Headers): string {
-  return headers.get("x-forwarded-for")?.split(",")[0]?.trim() || "unknown";
+  return (headers.get("x-forwarded-for")?.split(",")[0]?.trim() || "unknown").slice(0, MAX_ADDRESS_LENGTH);
 }
 
 /** `prefix` keeps the counters of one throttle apart from another's (tests make their own). */
