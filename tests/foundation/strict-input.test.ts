@@ -27,6 +27,11 @@ async function footprint(tenant: Tenant) {
   return { ...row!, charges };
 }
 
+/** What a database error would bring along into a body. */
+function expectNoInternals(text: string) {
+  expect(text).not.toMatch(/\b(select|insert|update|params)\b|postgres|Failed query|\bat .*\.[jt]s:\d+/i);
+}
+
 const NOTHING = { keys: 0, payments: 0, ledger: 0, accounts: 0, charges: 0 };
 
 /** POST raw bytes to the REST surface as `tenant`, with a fresh key. */
@@ -89,6 +94,7 @@ describe("REST: each malformed class is a 4xx naming the problem, and writes not
     expect(answer.status, answer.text).toBe(status);
     expect(answer.body.type).toBe(type);
     if (field) expect(fields(answer)).toContain(field);
+    expectNoInternals(answer.text);
     expect(await footprint(tenant)).toEqual(NOTHING);
   });
 
@@ -98,6 +104,7 @@ describe("REST: each malformed class is a 4xx naming the problem, and writes not
     for (const path of ["/v1/payments/pay%00x", "/v1/orders/%00", "/v1/ledger?idempotencyKey=a%00b", "/v1/payments/%E0%A4%A", "/v1/payments/%FF"]) {
       const answer = await client.get(path);
       expect(answer.status, `${path}: ${answer.text}`).toBe(400);
+      expectNoInternals(answer.text);
     }
   });
 
@@ -180,5 +187,6 @@ describe("tRPC: the same body reader and schemas", () => {
     const text = await res.text();
     expect(res.status, text).toBe(400);
     expect(text).toContain('"field":"key"');
+    expectNoInternals(text);
   });
 });
