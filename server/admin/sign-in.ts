@@ -6,9 +6,10 @@
  * Sign-out revokes the session server-side and clears the cookie.
  */
 import { z } from "zod";
-import { DomainError, publicProblem, problemBody, type Problem } from "../errors";
+import { DomainError, publicProblem } from "../errors";
 import { strictInput } from "../input";
 import { readJsonBody } from "../rest/body";
+import { problemResponse, send } from "../rest/respond";
 import { checkSameOrigin } from "./origin";
 import { ADMIN_COOKIE, adminEnabled, issueSession, passwordMatches, revokeSession, SESSION_TTL_MS, sessionToken } from "./session";
 import { clientAddress, signInThrottle, type SignInThrottle } from "./throttle";
@@ -23,12 +24,6 @@ export function returnPath(value: string | undefined): string {
   return typeof value === "string" && /^\/admin(\/[^/\\]|$|\?)/.test(value) && !value.includes("//") ? value : "/admin";
 }
 
-function problemResponse(problem: Problem, headers = new Headers()): Response {
-  headers.set("content-type", "application/problem+json");
-  headers.set("cache-control", "no-store");
-  return new Response(problemBody(problem), { status: problem.status, headers });
-}
-
 /** httpOnly, SameSite=Lax, Secure on https, the whole site; `maxAge` 0 deletes it. */
 function sessionCookie(value: string, secure: boolean, maxAgeSeconds: number): string {
   return `${ADMIN_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
@@ -38,7 +33,7 @@ const isHttps = (req: Request) => req.headers.get("x-forwarded-proto") === "http
 
 function refuseCrossOrigin(req: Request): Response | undefined {
   const origin = checkSameOrigin(req.headers);
-  return origin.ok ? undefined : problemResponse(publicProblem(new DomainError("cross-origin", 403, origin.reason)));
+  return origin.ok ? undefined : problemResponse(publicProblem(new DomainError("forbidden-origin", 403, origin.reason)));
 }
 
 export async function signInRequest(req: Request, throttle: SignInThrottle = signInThrottle): Promise<Response> {
@@ -50,8 +45,7 @@ export async function signInRequest(req: Request, throttle: SignInThrottle = sig
     const verdict = await throttle.attempt(address);
     if (!verdict.allowed) {
       const retryAfter = verdict.retryAfterSeconds;
-      const problem: Problem = { ...publicProblem(new DomainError("too-many-sign-ins", 429, `Too many sign-in attempts; try again in ${retryAfter} s.`)), retryAfter };
-      return problemResponse(problem, new Headers({ "retry-after": String(retryAfter) }));
+      return problemResponse(publicProblem(new DomainError("too-many-sign-ins", 429, `Too many sign-in attempts; try again in ${retryAfter} s.`, { retryAfter })));
     }
     if (!adminEnabled() || !passwordMatches(input.password)) {
       await new Promise((resolve) => setTimeout(resolve, FAILED_SIGN_IN_PAUSE_MS));
@@ -59,9 +53,8 @@ export async function signInRequest(req: Request, throttle: SignInThrottle = sig
     }
     await throttle.succeeded(address);
     const { token } = await issueSession();
-    const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
-    headers.append("set-cookie", sessionCookie(token, isHttps(req), SESSION_TTL_MS / 1000));
-    return new Response(JSON.stringify({ next: returnPath(input.next) }), { status: 200, headers });
+    const headers = new Headers({ "set-cookie": sessionCookie(token, isHttps(req), SESSION_TTL_MS / 1000) });
+    return send(200, JSON.stringify({ next: returnPath(input.next) }), headers);
   } catch (error) {
     return problemResponse(publicProblem(error, { route: "admin sign-in" }));
   }
@@ -72,9 +65,7 @@ export async function signOutRequest(req: Request): Promise<Response> {
     const refused = refuseCrossOrigin(req);
     if (refused) return refused;
     await revokeSession(sessionToken(req.headers));
-    const headers = new Headers({ "cache-control": "no-store" });
-    headers.append("set-cookie", sessionCookie("", isHttps(req), 0));
-    return new Response(null, { status: 204, headers });
+    return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookie("", isHttps(req), 0) } });
   } catch (error) {
     return problemResponse(publicProblem(error, { route: "admin sign-out" }));
   }

@@ -7,27 +7,13 @@
  * `Idempotent-Replayed: true`).
  */
 import { createContextInner, type ResponseSink } from "../context";
-import { DomainError, problemBody, publicProblem, type Problem } from "../errors";
+import { DomainError, publicProblem } from "../errors";
 import { appRouter } from "../root";
 import { createCallerFactory } from "../trpc";
 import { readJsonBody } from "./body";
+import { problemResponse, send } from "./respond";
 import { buildRoutes, matchRoute } from "./routes";
 import type { AnyRouter } from "@trpc/server";
-
-const JSON_TYPE = "application/json";
-const PROBLEM_TYPE = "application/problem+json";
-
-function send(status: number, body: string, headers: Headers): Response {
-  if (!headers.has("content-type")) headers.set("content-type", status >= 400 ? PROBLEM_TYPE : JSON_TYPE);
-  if (status === 409 && !headers.has("retry-after")) headers.set("retry-after", "1");
-  headers.set("cache-control", "no-store");
-  return new Response(body, { status, headers });
-}
-
-function problem(p: Problem, headers = new Headers()): Response {
-  if (typeof p.retryAfter === "number") headers.set("retry-after", String(p.retryAfter));
-  return send(p.status, problemBody(p), headers);
-}
 
 /** A query string as input fields; a parameter given twice is refused like a duplicate JSON key, not decided by order. */
 function queryFields(params: URLSearchParams): Record<string, string> {
@@ -61,13 +47,13 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
     match = matchRoute(routes, req.method, path);
   } catch {
     // decodeURIComponent: a malformed escape or bytes that are not UTF-8 in a path segment.
-    return problem({ type: "/problems/validation", title: "Bad Request", status: 400, detail: "The path is not valid percent-encoded UTF-8.", errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }] });
+    return problemResponse({ type: "/problems/validation", title: "Bad Request", status: 400, detail: "The path is not valid percent-encoded UTF-8.", errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }] });
   }
   if (!match) {
-    return problem({ type: "/problems/not-found", title: "Not Found", status: 404, detail: `No endpoint at ${req.method} ${url.pathname}.` });
+    return problemResponse({ type: "/problems/not-found", title: "Not Found", status: 404, detail: `No endpoint at ${req.method} ${url.pathname}.` });
   }
   if ("methods" in match) {
-    return problem(
+    return problemResponse(
       { type: "/problems/method-not-allowed", title: "Method Not Allowed", status: 405, detail: `${url.pathname} accepts ${match.methods.join(", ")}.` },
       new Headers({ allow: match.methods.join(", ") }),
     );
@@ -96,6 +82,6 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
   } catch (error) {
     // A stored outcome (a decline, a refusal) goes out exactly as stored.
     if (sink.body !== undefined && sink.status !== undefined) return send(sink.status, sink.body, sink.headers);
-    return problem(publicProblem(error, { procedure: route.procedure }), sink.headers);
+    return problemResponse(publicProblem(error, { procedure: route.procedure }), sink.headers);
   }
 }

@@ -1,8 +1,9 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createContext } from "@/server/context";
 import { checkAdminChange } from "@/server/admin/origin";
-import { DomainError, problemBody, publicProblem } from "@/server/errors";
+import { DomainError, publicProblem } from "@/server/errors";
 import { readJsonBody } from "@/server/rest/body";
+import { problemResponse } from "@/server/rest/respond";
 import { appRouter } from "@/server/root";
 
 export const dynamic = "force-dynamic";
@@ -18,10 +19,7 @@ const handle = (req: Request) =>
     // Internal errors are logged, with their request id, by the error formatter (server/errors.ts publicProblem).
   });
 
-function refuse(error: unknown): Response {
-  const problem = publicProblem(error, { route: "trpc" });
-  return new Response(problemBody(problem), { status: problem.status, headers: { "content-type": "application/problem+json", "cache-control": "no-store" } });
-}
+const refuse = (error: unknown) => problemResponse(publicProblem(error, { route: "trpc" }));
 
 /** The procedures a tRPC URL names (`/api/trpc/a.b,c.d` for a batch). */
 const proceduresOf = (req: Request) => decodeURIComponent(new URL(req.url).pathname.slice("/api/trpc/".length)).split(",");
