@@ -1,6 +1,6 @@
 /**
  * Admin sign-in and sign-out over HTTP (`/admin/session`), with real status
- * codes: 403 from another origin, 415 for anything but JSON, 429 with
+ * codes: 403 from another origin or for anything but JSON, 429 with
  * Retry-After once throttled, 401 for a wrong password (after the same pause
  * every time, whatever was wrong), 200 with the session cookie otherwise.
  * Sign-out revokes the session server-side and clears the cookie.
@@ -10,7 +10,7 @@ import { DomainError, publicProblem } from "../errors";
 import { strictInput } from "../input";
 import { readJsonBody } from "../rest/body";
 import { problemResponse, send } from "../rest/respond";
-import { checkSameOrigin } from "./origin";
+import { checkAdminChange, checkSameOrigin, type OriginVerdict } from "./origin";
 import { ADMIN_COOKIE, adminEnabled, issueSession, passwordMatches, revokeSession, SESSION_TTL_MS, sessionToken } from "./session";
 import { clientAddress, signInThrottle, type SignInThrottle } from "./throttle";
 
@@ -31,14 +31,15 @@ function sessionCookie(value: string, secure: boolean, maxAgeSeconds: number): s
 
 const isHttps = (req: Request) => req.headers.get("x-forwarded-proto") === "https" || new URL(req.url).protocol === "https:";
 
-function refuseCrossOrigin(req: Request): Response | undefined {
-  const origin = checkSameOrigin(req.headers);
-  return origin.ok ? undefined : problemResponse(publicProblem(new DomainError("forbidden-origin", 403, origin.reason)));
+/** A 403 unless `verdict` allows the request (the rules are in origin.ts). */
+function refusal(verdict: OriginVerdict): Response | undefined {
+  return verdict.ok ? undefined : problemResponse(publicProblem(new DomainError("forbidden-origin", 403, verdict.reason)));
 }
 
 export async function signInRequest(req: Request, throttle: SignInThrottle = signInThrottle): Promise<Response> {
   try {
-    const refused = refuseCrossOrigin(req);
+    // Sign-in changes admin state like any admin mutation: same origin, JSON.
+    const refused = refusal(checkAdminChange(req.headers));
     if (refused) return refused;
     const input = signInInput.parse((await readJsonBody(req)).value);
     const address = clientAddress(req.headers);
@@ -62,7 +63,8 @@ export async function signInRequest(req: Request, throttle: SignInThrottle = sig
 
 export async function signOutRequest(req: Request): Promise<Response> {
   try {
-    const refused = refuseCrossOrigin(req);
+    // No body to check: the origin is the whole rule.
+    const refused = refusal(checkSameOrigin(req.headers));
     if (refused) return refused;
     await revokeSession(sessionToken(req.headers));
     return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookie("", isHttps(req), 0) } });
