@@ -7,8 +7,10 @@
  * it. Anything else that is not a client error is not final: the key is
  * released so a retry can finish the work.
  */
+import { randomUUID } from "node:crypto";
 import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import { z } from "zod";
+import { logger } from "./logger";
 import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "./idempotency/errors";
 
 export type Problem = {
@@ -30,6 +32,8 @@ const TITLES: Record<number, string> = {
   403: "Forbidden",
   404: "Not Found",
   409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
   422: "Unprocessable Content",
   429: "Too Many Requests",
   500: "Internal Server Error",
@@ -44,6 +48,8 @@ const CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   403: "FORBIDDEN",
   404: "NOT_FOUND",
   409: "CONFLICT",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
   422: "UNPROCESSABLE_CONTENT",
   429: "TOO_MANY_REQUESTS",
   502: "BAD_GATEWAY",
@@ -110,8 +116,15 @@ export class StoredProblemError extends Error {
   }
 }
 
+const fieldName = (path: PropertyKey[]) => path.map(String).join(".") || "(body)";
+
 function validationProblem(error: z.ZodError): Problem {
-  const errors = error.issues.map((i) => ({ field: i.path.join(".") || "(body)", message: i.message }));
+  // An unknown field is named itself, not the object that holds it.
+  const errors = error.issues.flatMap((i) =>
+    i.code === "unrecognized_keys"
+      ? i.keys.map((key) => ({ field: fieldName([...i.path, key]), message: "is not a known field" }))
+      : [{ field: fieldName(i.path), message: i.message }],
+  );
   return {
     type: problemType("validation"),
     title: TITLES[400]!,
@@ -151,12 +164,26 @@ export function toProblem(error: unknown): Problem {
     const slug = error.code.toLowerCase().replaceAll("_", "-");
     return { type: problemType(slug), title: TITLES[status] ?? "Error", status, detail: error.message };
   }
-  return { type: problemType("internal"), title: TITLES[500]!, status: 500, detail: "An unexpected error occurred; retrying with the same Idempotency-Key is safe." };
+  return { type: problemType("internal"), title: TITLES[500]!, status: 500, detail: "internal error" };
 }
 
 function statusOfCode(code: TRPC_ERROR_CODE_KEY): number {
   for (const [status, c] of Object.entries(CODE_BY_STATUS)) if (c === code) return Number(status);
-  return code === "UNSUPPORTED_MEDIA_TYPE" ? 415 : code === "METHOD_NOT_SUPPORTED" ? 405 : code === "PAYLOAD_TOO_LARGE" ? 413 : 500;
+  // A body tRPC could not parse is the client's mistake, not an internal error.
+  return code === "PARSE_ERROR" ? 400 : code === "METHOD_NOT_SUPPORTED" ? 405 : 500;
+}
+
+/**
+ * The problem a client may see. An internal error says only "internal error"
+ * and a request id; the error itself, with its SQL, parameters, stack and
+ * causes, goes to the log under that id and nowhere else.
+ */
+export function publicProblem(error: unknown, context: Record<string, unknown> = {}): Problem {
+  const problem = toProblem(error);
+  if (problem.status !== 500) return problem;
+  const requestId = randomUUID();
+  logger.error({ err: error, requestId, ...context }, "internal error");
+  return { ...problem, requestId };
 }
 
 /** Domain errors thrown in handlers become TRPCErrors with the right code (the problem rides along as `cause`). */

@@ -2,6 +2,7 @@
  * Money at the edge is a decimal string with exactly two fraction digits
  * ("25.00"); inside it is integer minor units. Never a float in between.
  */
+import currencyCodes from "currency-codes";
 import { z } from "zod";
 
 export const MAX_MINOR = 100_000_000; // 1,000,000.00
@@ -13,7 +14,12 @@ export const amountSchema = z
   .refine((minor) => minor > 0, { error: "must be greater than 0.00" })
   .refine((minor) => minor <= MAX_MINOR, { error: "must be at most 1000000.00" });
 
-export const currencySchema = z.string().regex(/^[A-Z]{3}$/, { error: "must be three upper-case letters, such as \"EUR\"" });
+/** ISO 4217 alphabetic codes, from the list the `currency-codes` package ships (ISO's list one, dated in `publishDate`). */
+const ISO_4217 = new Set(currencyCodes.codes());
+
+export const currencySchema = z
+  .string({ error: "must be an ISO 4217 currency code such as \"EUR\"" })
+  .refine((code) => ISO_4217.has(code), { error: "must be an ISO 4217 currency code such as \"EUR\"", abort: true });
 
 export function formatMinor(minor: number): string {
   const sign = minor < 0 ? "-" : "";

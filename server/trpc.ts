@@ -19,11 +19,12 @@ import { database, drizzleOn, LOCK_TIMEOUT_MS, type Db } from "../db/client";
 import { DEMO_TENANT } from "../db/seed";
 import type { Context } from "./context";
 import { env } from "./env";
-import { DomainError, isFinal, problemBody, StoredProblemError, toProblem, toTRPCError, trpcCodeFor } from "./errors";
+import { DomainError, isFinal, problemBody, publicProblem, StoredProblemError, toProblem, toTRPCError, trpcCodeFor } from "./errors";
 import { createIdempotency, type IdempotencyRuntime, type ProcedureOptions } from "./idempotency/middleware";
 import { tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
 import { recordEvent } from "./keys/events";
+import { checkAdminChange } from "./admin/origin";
 import { sessionFromHeaders } from "./admin/session";
 
 export type RestMeta = {
@@ -44,8 +45,11 @@ const t = initTRPC
   .context<Context>()
   .meta<Meta>()
   .create({
-    errorFormatter({ shape, error }) {
-      return { ...shape, data: { ...shape.data, problem: toProblem(error) } };
+    // The body shows the public problem only: no stack, no message of an internal error (it may quote SQL).
+    errorFormatter({ shape, error, path }) {
+      const problem = publicProblem(error, { path });
+      const { stack: _stack, ...data } = shape.data;
+      return { ...shape, message: problem.detail, data: { ...data, problem } };
     },
   });
 
@@ -73,9 +77,18 @@ export const tenantProcedure = publicProcedure.use(async ({ ctx, next }) => {
 
 export type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> };
 
-/** The admin session comes from the cookie alone, so a Bearer tenant token can never reach admin procedures. */
-export const adminProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const admin = sessionFromHeaders(ctx.headers);
+/**
+ * The admin session comes from the cookie alone, so a Bearer tenant token can
+ * never reach admin procedures. A mutation must also come from the app's own
+ * origin as JSON: a form on another port (same site, so it carries the
+ * cookie) is refused before anything runs.
+ */
+export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
+  if (type === "mutation") {
+    const verdict = checkAdminChange(ctx.headers);
+    if (!verdict.ok) throw toTRPCError(new DomainError("forbidden-origin", 403, verdict.reason));
+  }
+  const admin = await sessionFromHeaders(ctx.headers);
   if (!admin) throw toTRPCError(new DomainError("unauthorized", 401, "Admin sign-in required."));
   return next({ ctx: { admin } });
 });

@@ -3,7 +3,7 @@
  * what it touched, so the dashboard can show who changed what and when.
  */
 import { sql } from "drizzle-orm";
-import { bigserial, index, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigserial, index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 
 export const AdminAction = {
   Recover: "recover",
@@ -27,3 +27,25 @@ export const adminAuditLog = pgTable(
   },
   (t) => [index("admin_audit_log_at_idx").on(t.at)],
 );
+
+/**
+ * Signed-in admin sessions. The cookie is signed and carries its expiry, but
+ * only a row here makes it count: sign-out deletes the row, so a copied
+ * cookie stops working at once, on every instance.
+ */
+export const adminSessions = pgTable(
+  "admin_sessions",
+  {
+    id: text("id").primaryKey(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().default(sql`now()`),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("admin_sessions_expires_at_idx").on(t.expiresAt)],
+);
+
+/** Sign-in attempt counters (rate-limiter-flexible's Drizzle store: these three columns, these names). */
+export const adminSignInLimits = pgTable("admin_sign_in_limits", {
+  key: text("key").primaryKey(),
+  points: integer("points").notNull(),
+  expire: timestamp("expire", { withTimezone: true, mode: "date" }),
+});

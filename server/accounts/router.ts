@@ -6,6 +6,7 @@
  */
 import { and, eq, gte, sql } from "drizzle-orm";
 import { z } from "zod";
+import { idInput, strictInput } from "../input";
 import type { Db } from "../../db/client";
 import { accounts } from "../../db/schema";
 import { NotFoundError, RuleViolationError } from "../errors";
@@ -32,10 +33,10 @@ async function accountOf(db: Db, tenantId: string, id: string) {
   return account;
 }
 
-const moveInput = z.object({ id: z.string().min(1).max(64), amount: amountSchema, currency: currencySchema });
+const moveInput = strictInput({ id: z.string().min(1).max(64), amount: amountSchema, currency: currencySchema });
 
 export const accountsRouter = router({
-  create: idempotentProcedure(z.object({ currency: currencySchema }))
+  create: idempotentProcedure(strictInput({ currency: currencySchema }))
     .meta({ rest: { method: "POST", path: "/v1/accounts", status: 201, summary: "Open an account with a zero balance", tags: ["accounts"] } })
     .output(accountSchema)
     .mutation(async ({ ctx, input }) => {
@@ -45,7 +46,7 @@ export const accountsRouter = router({
 
   get: tenantProcedure
     .meta({ rest: { method: "GET", path: "/v1/accounts/{id}", summary: "An account and its balance", tags: ["accounts"] } })
-    .input(z.object({ id: z.string().min(1).max(64) }))
+    .input(idInput)
     .output(accountSchema)
     .query(async ({ ctx, input }) => present(await accountOf(ctx.db, ctx.tenant.id, input.id))),
 

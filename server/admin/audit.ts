@@ -5,6 +5,7 @@
  */
 import type { ISql, Sql } from "postgres";
 import { z } from "zod";
+import { strictInput } from "../input";
 import type { AdminAction } from "../../db/schema/admin";
 import { iso } from "./key-state";
 
@@ -26,7 +27,7 @@ export async function recordAudit(q: ISql, entry: NewAuditEntry): Promise<void> 
     values (${entry.action}, ${entry.sessionId}, ${entry.tenantId ?? null}, ${entry.key ?? null}, ${JSON.stringify(entry.detail)}::jsonb)`;
 }
 
-export const listAuditInput = z.object({
+export const listAuditInput = strictInput({
   tenantId: z.string().min(1).max(100).optional(),
   /** With `tenantId`: the entries about that one key. */
   key: z.string().min(1).max(255).optional(),

@@ -1,12 +1,13 @@
 /** Input of `admin.keys.list`: filters, sort and an opaque keyset cursor. */
 import { z } from "zod";
+import { strictInput } from "../input";
 import { InvalidFieldError } from "../errors";
 import { DISPLAY_STATES } from "./key-state";
 
 export const KeySort = { CreatedDesc: "created_desc", CreatedAsc: "created_asc" } as const;
 export type KeySort = (typeof KeySort)[keyof typeof KeySort];
 
-export const listKeysInput = z.object({
+export const listKeysInput = strictInput({
   /** A state as the dashboard shows it: in_progress, completed and failed exclude expired keys. */
   state: z.enum(DISPLAY_STATES).optional(),
   tenantId: z.string().min(1).max(100).optional(),

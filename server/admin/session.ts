@@ -1,14 +1,18 @@
 /**
- * The admin session: one shared password (ADMIN_PASSWORD) and a signed,
- * self-contained cookie. No session table: the cookie carries its own expiry
- * inside the HMAC-signed payload, so a copied cookie dies after 8 hours and a
- * tampered one never verifies.
+ * The admin session: one shared password (ADMIN_PASSWORD), a signed cookie
+ * and a row in `admin_sessions`. The cookie carries the session id and its
+ * expiry inside an HMAC-signed payload, so a tampered one never verifies and
+ * a copied one dies after 8 hours; the row is what makes it count, so
+ * sign-out (which deletes the row) ends it at once, on every instance.
  *
  * The signing key is ADMIN_SESSION_SECRET, or when that is unset a key
  * derived from ADMIN_PASSWORD with HKDF: restarts keep sessions, and changing
  * the password signs everyone out. Neither value is ever logged.
  */
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { and, eq, gt, lte, sql } from "drizzle-orm";
+import { database } from "../../db/client";
+import { adminSessions } from "../../db/schema";
 import { env } from "../env";
 
 export const ADMIN_COOKIE = "eo_admin";
@@ -38,18 +42,21 @@ export function passwordMatches(candidate: string): boolean {
 
 const mac = (key: Buffer, data: string) => createHmac("sha256", key).update(data, "utf8").digest("base64url");
 
-/** A new session token: `v1.<payload>.<signature>`, the payload holding issue and expiry times. */
-export function issueSession(now = Date.now()): { token: string; session: AdminSession } {
+/** A new session token, `v1.<payload>.<signature>`, and its row; expired rows are cleared on the way. */
+export async function issueSession(now = Date.now()): Promise<{ token: string; session: AdminSession }> {
   const key = signingKey();
   if (!key) throw new Error("Admin sign-in is not configured (ADMIN_PASSWORD is unset).");
-  const session = { id: randomBytes(8).toString("hex"), issuedAt: now, expiresAt: now + SESSION_TTL_MS };
+  const session = { id: randomBytes(16).toString("hex"), issuedAt: now, expiresAt: now + SESSION_TTL_MS };
+  const { db } = database();
+  await db.delete(adminSessions).where(lte(adminSessions.expiresAt, sql`now()`));
+  await db.insert(adminSessions).values({ id: session.id, createdAt: new Date(now), expiresAt: new Date(session.expiresAt) });
   const payload = Buffer.from(JSON.stringify({ sid: session.id, iat: session.issuedAt, exp: session.expiresAt })).toString("base64url");
   const body = `${VERSION}.${payload}`;
   return { token: `${body}.${mac(key, body)}`, session };
 }
 
-/** The session a token proves, or undefined for anything unsigned, tampered, malformed or expired. */
-export function verifySession(token: string | undefined, now = Date.now()): AdminSession | undefined {
+/** What a token's signature proves, or undefined for anything unsigned, tampered, malformed or expired. */
+function signedClaims(token: string | undefined, now: number): AdminSession | undefined {
   const key = signingKey();
   if (!key || !token) return undefined;
   const parts = token.split(".");
@@ -68,6 +75,23 @@ export function verifySession(token: string | undefined, now = Date.now()): Admi
   }
 }
 
+/** The session a token proves and that is still signed in, or undefined. */
+export async function verifySession(token: string | undefined, now = Date.now()): Promise<AdminSession | undefined> {
+  const claims = signedClaims(token, now);
+  if (!claims) return undefined;
+  const [row] = await database()
+    .db.select({ id: adminSessions.id })
+    .from(adminSessions)
+    .where(and(eq(adminSessions.id, claims.id), gt(adminSessions.expiresAt, sql`now()`)));
+  return row ? claims : undefined;
+}
+
+/** Signs a session out everywhere: its cookie, wherever it was copied, no longer counts. */
+export async function revokeSession(token: string | undefined): Promise<void> {
+  const claims = signedClaims(token, Date.now());
+  if (claims) await database().db.delete(adminSessions).where(eq(adminSessions.id, claims.id));
+}
+
 /** The value of one cookie in a `Cookie` header. */
 export function readCookie(header: string | null, name: string): string | undefined {
   if (!header) return undefined;
@@ -80,9 +104,7 @@ export function readCookie(header: string | null, name: string): string | undefi
 }
 
 /** The admin session of a request, from its `Cookie` header only (an Authorization header is ignored). */
-export const sessionFromHeaders = (headers: Headers) => verifySession(readCookie(headers.get("cookie"), ADMIN_COOKIE));
+export const sessionFromHeaders = (headers: Headers) => verifySession(sessionToken(headers));
 
-/** Cookie attributes: httpOnly, SameSite=Lax, Secure on https, the whole site, gone when the session ends. */
-export function cookieOptions(session: AdminSession, secure: boolean) {
-  return { httpOnly: true, sameSite: "lax" as const, secure, path: "/", expires: new Date(session.expiresAt) };
-}
+/** The raw session cookie of a request (sign-out revokes it). */
+export const sessionToken = (headers: Headers) => readCookie(headers.get("cookie"), ADMIN_COOKIE);

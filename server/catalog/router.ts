@@ -1,6 +1,7 @@
 /** The product catalog: the demo catalog every tenant starts with. */
 import { asc } from "drizzle-orm";
 import { z } from "zod";
+import { strictInput } from "../input";
 import { products } from "../../db/schema";
 import { formatMinor } from "../money";
 import { tenantProcedure, router } from "../trpc";
@@ -25,7 +26,7 @@ export async function listProducts(db: Db) {
 export const catalogRouter = router({
   list: tenantProcedure
     .meta({ rest: { method: "GET", path: "/v1/products", summary: "List the product catalog", tags: ["catalog"] } })
-    .input(z.object({}).optional())
+    .input(strictInput({}).optional())
     .output(z.object({ data: z.array(productSchema) }))
     .query(async ({ ctx }) => ({ data: await listProducts(ctx.db) })),
 });

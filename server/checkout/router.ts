@@ -5,6 +5,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
+import { idInput, strictInput } from "../input";
 import { idempotencyKeys } from "../idempotency/schema";
 import { listProducts, productSchema } from "../catalog/router";
 import { cartSchema, checkout, orderSchema, orderView } from "../orders/router";
@@ -18,12 +19,12 @@ export const checkoutRouter = router({
     .mutation(({ ctx, input }) => checkout(ctx.db, ctx.idempotency, ctx.tenant.id, input)),
 
   order: storefrontProcedure
-    .input(z.object({ id: z.string().min(1).max(64) }))
+    .input(idInput)
     .output(orderSchema)
     .query(({ ctx, input }) => orderView(ctx.db, ctx.tenant.id, input.id)),
 
   keyStatus: storefrontProcedure
-    .input(z.object({ key: z.string().min(1).max(255) }))
+    .input(strictInput({ key: z.string().min(1).max(255) }))
     .query(async ({ ctx, input }) => {
       const [row] = await ctx.db
         .select({

@@ -1,6 +1,7 @@
 /** GET /v1/ledger?idempotencyKey=K or ?eventId=E: the money movements a key (or webhook event) caused. */
 import { and, asc, eq } from "drizzle-orm";
 import { z } from "zod";
+import { strictInput } from "../input";
 import { ledgerEntries } from "../../db/schema";
 import { InvalidFieldError } from "../errors";
 import { formatMinor } from "../money";
@@ -24,7 +25,7 @@ export const ledgerEntrySchema = z.object({
 export const ledgerRouter = router({
   list: tenantProcedure
     .meta({ rest: { method: "GET", path: "/v1/ledger", summary: "The ledger entries an idempotency key or webhook event caused", tags: ["ledger"] } })
-    .input(z.object({ idempotencyKey: z.string().min(1).max(255).optional(), eventId: z.string().min(1).max(255).optional() }))
+    .input(strictInput({ idempotencyKey: z.string().min(1).max(255).optional(), eventId: z.string().min(1).max(255).optional() }))
     .output(z.object({ data: z.array(ledgerEntrySchema) }))
     .query(async ({ ctx, input }) => {
       if (!input.idempotencyKey === !input.eventId) throw new InvalidFieldError("idempotencyKey", "give exactly one of idempotencyKey and eventId");

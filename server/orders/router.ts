@@ -1,6 +1,7 @@
 /** Checkout: coupons and orders (a cart of catalog items, an optional single-use coupon, one payment). */
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
+import { idInput, strictInput } from "../input";
 import type { Db } from "../../db/client";
 import type { RecoverableHandle } from "../idempotency/middleware";
 import { orders, payments } from "../../db/schema";
@@ -50,9 +51,9 @@ export async function orderView(db: Db, tenantId: string, id: string): Promise<z
   };
 }
 
-export const cartSchema = z.object({
+export const cartSchema = strictInput({
   items: z
-    .array(z.object({ sku: z.string().min(1).max(64), quantity: z.number().int().min(1).max(99) }))
+    .array(z.strictObject({ sku: z.string().min(1).max(64), quantity: z.number().int().min(1).max(99) }))
     .min(1, { error: "must name at least one item" })
     .max(50),
   couponCode: couponCodeSchema.optional(),
@@ -87,7 +88,7 @@ export const ordersRouter = router({
 
   get: tenantProcedure
     .meta({ rest: { method: "GET", path: "/v1/orders/{id}", summary: "An order with its payment", tags: ["orders"] } })
-    .input(z.object({ id: z.string().min(1).max(64) }))
+    .input(idInput)
     .output(orderSchema)
     .query(({ ctx, input }) => orderView(ctx.db, ctx.tenant.id, input.id)),
 });

@@ -7,6 +7,7 @@
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
+import { idInput, strictInput } from "../input";
 import type { Db } from "../../db/client";
 import { payments, PaymentStatus, refunds } from "../../db/schema";
 import { RuleViolationError, UpstreamUnavailableError } from "../errors";
@@ -18,8 +19,6 @@ import { paymentSchema, presentPayment } from "./present";
 import { psp } from "./provider";
 import { paymentOf } from "./queries";
 import type { PspFailure } from "../psp/client";
-
-const idInput = z.object({ id: z.string().min(1).max(64) });
 
 /**
  * The provider did not do what was reserved. No answer: the outcome is
@@ -112,7 +111,7 @@ export const voidProcedure = settleAuthorization("void");
 
 const refundSchema = z.object({ id: z.string(), paymentId: z.string(), amount: z.string(), currency: z.string(), status: z.string(), createdAt: z.string() });
 
-export const refundProcedure = recoverableProcedure(z.object({ id: z.string().min(1).max(64), amount: amountSchema }))
+export const refundProcedure = recoverableProcedure(strictInput({ id: z.string().min(1).max(64), amount: amountSchema }))
   .meta({ rest: { method: "POST", path: "/v1/payments/{id}/refunds", status: 201, summary: "Refund part or all of a captured payment", tags: ["payments"] } })
   .output(refundSchema)
   .mutation(async ({ ctx, input }) => {

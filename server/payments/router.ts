@@ -1,6 +1,7 @@
 /** Payments: create (charged through the provider), get, list, and the follow-up actions in actions.ts. */
 import { desc, eq } from "drizzle-orm";
 import { z } from "zod";
+import { idInput, strictInput } from "../input";
 import { payments, PaymentStatus } from "../../db/schema";
 import { newId } from "../ids";
 import { amountSchema, currencySchema } from "../money";
@@ -12,7 +13,7 @@ import { paymentOf } from "./queries";
 
 export const paymentsRouter = router({
   create: recoverableProcedure(
-    z.object({ amount: amountSchema, currency: currencySchema, destination: destinationSchema, capture: z.boolean().default(true) }),
+    strictInput({ amount: amountSchema, currency: currencySchema, destination: destinationSchema, capture: z.boolean().default(true) }),
   )
     .meta({ rest: { method: "POST", path: "/v1/payments", status: 201, summary: "Charge an amount to a destination (capture: false only authorises)", tags: ["payments"] } })
     .output(paymentSchema)
@@ -45,13 +46,13 @@ export const paymentsRouter = router({
 
   get: tenantProcedure
     .meta({ rest: { method: "GET", path: "/v1/payments/{id}", summary: "A payment", tags: ["payments"] } })
-    .input(z.object({ id: z.string().min(1).max(64) }))
+    .input(idInput)
     .output(paymentSchema)
     .query(async ({ ctx, input }) => presentPayment(await paymentOf(ctx.db, ctx.tenant.id, input.id))),
 
   list: tenantProcedure
     .meta({ rest: { method: "GET", path: "/v1/payments", summary: "Payments, newest first", tags: ["payments"] } })
-    .input(z.object({ limit: z.coerce.number().int().min(1).max(100).default(10) }))
+    .input(strictInput({ limit: z.coerce.number().int().min(1).max(100).default(10) }))
     .output(z.object({ data: z.array(paymentSchema) }))
     .query(async ({ ctx, input }) => {
       const rows = await ctx.db.select().from(payments).where(eq(payments.tenantId, ctx.tenant.id)).orderBy(desc(payments.createdAt), desc(payments.id)).limit(input.limit);

@@ -7,35 +7,24 @@
  * `Idempotent-Replayed: true`).
  */
 import { createContextInner, type ResponseSink } from "../context";
-import { DomainError, problemBody, toProblem, type Problem } from "../errors";
-import { logger } from "../logger";
+import { DomainError, publicProblem } from "../errors";
 import { appRouter } from "../root";
 import { createCallerFactory } from "../trpc";
+import { readJsonBody } from "./body";
+import { problemResponse, send } from "./respond";
 import { buildRoutes, matchRoute } from "./routes";
 import type { AnyRouter } from "@trpc/server";
 
-const JSON_TYPE = "application/json";
-const PROBLEM_TYPE = "application/problem+json";
-
-function send(status: number, body: string, headers: Headers): Response {
-  if (!headers.has("content-type")) headers.set("content-type", status >= 400 ? PROBLEM_TYPE : JSON_TYPE);
-  if (status === 409 && !headers.has("retry-after")) headers.set("retry-after", "1");
-  headers.set("cache-control", "no-store");
-  return new Response(body, { status, headers });
-}
-
-function problem(p: Problem, headers = new Headers()): Response {
-  if (typeof p.retryAfter === "number") headers.set("retry-after", String(p.retryAfter));
-  return send(p.status, problemBody(p), headers);
-}
-
-function parseBody(text: string): unknown {
-  if (text.trim() === "") return {};
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new DomainError("invalid-json", 400, "The request body is not valid JSON.", { errors: [{ field: "(body)", message: "not valid JSON" }] });
+/** A query string as input fields; a parameter given twice is refused like a duplicate JSON key, not decided by order. */
+function queryFields(params: URLSearchParams): Record<string, string> {
+  const names = [...params.keys()];
+  const repeated = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
+  if (repeated.length) {
+    throw new DomainError("duplicate-key", 400, `The query string names ${repeated.join(", ")} more than once.`, {
+      errors: repeated.map((field) => ({ field, message: "appears more than once" })),
+    });
   }
+  return Object.fromEntries(params);
 }
 
 /**
@@ -53,12 +42,18 @@ export const handleRest = createRestHandler(appRouter);
 async function handle(req: Request, prefix: string, routes: ReturnType<typeof buildRoutes>, createCaller: (ctx: never) => unknown): Promise<Response> {
   const url = new URL(req.url);
   const path = url.pathname.slice(prefix.length) || "/";
-  const match = matchRoute(routes, req.method, path);
+  let match: ReturnType<typeof matchRoute>;
+  try {
+    match = matchRoute(routes, req.method, path);
+  } catch {
+    // decodeURIComponent: a malformed escape or bytes that are not UTF-8 in a path segment.
+    return problemResponse({ type: "/problems/validation", title: "Bad Request", status: 400, detail: "The path is not valid percent-encoded UTF-8.", errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }] });
+  }
   if (!match) {
-    return problem({ type: "/problems/not-found", title: "Not Found", status: 404, detail: `No endpoint at ${req.method} ${url.pathname}.` });
+    return problemResponse({ type: "/problems/not-found", title: "Not Found", status: 404, detail: `No endpoint at ${req.method} ${url.pathname}.` });
   }
   if ("methods" in match) {
-    return problem(
+    return problemResponse(
       { type: "/problems/method-not-allowed", title: "Method Not Allowed", status: 405, detail: `${url.pathname} accepts ${match.methods.join(", ")}.` },
       new Headers({ allow: match.methods.join(", ") }),
     );
@@ -66,10 +61,17 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
   const { route, params } = match;
   const sink: ResponseSink = { headers: new Headers() };
   try {
-    const rawBody = route.rest.method === "GET" ? undefined : await req.text();
-    const fields = rawBody === undefined ? Object.fromEntries(url.searchParams) : parseBody(rawBody);
+    const body = route.rest.method === "GET" ? undefined : await readJsonBody(req);
+    const rawBody = body?.text;
+    const fields = body === undefined ? queryFields(url.searchParams) : body.value;
     if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
       throw new DomainError("validation", 400, "The request body must be a JSON object.", { errors: [{ field: "(body)", message: "must be a JSON object" }] });
+    }
+    const clashes = Object.keys(params).filter((name) => Object.hasOwn(fields, name));
+    if (clashes.length) {
+      throw new DomainError("validation", 400, `${clashes.join(", ")}: given by the path, not the body.`, {
+        errors: clashes.map((field) => ({ field, message: "is given by the path, not the body" })),
+      });
     }
     const input = { ...fields, ...params };
     const ctx = await createContextInner({ headers: req.headers, response: sink, rawBody });
@@ -80,8 +82,6 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
   } catch (error) {
     // A stored outcome (a decline, a refusal) goes out exactly as stored.
     if (sink.body !== undefined && sink.status !== undefined) return send(sink.status, sink.body, sink.headers);
-    const p = toProblem(error);
-    if (p.status >= 500) logger.error({ err: error, procedure: route.procedure }, "REST call failed");
-    return problem(p, sink.headers);
+    return problemResponse(publicProblem(error, { procedure: route.procedure }), sink.headers);
   }
 }

@@ -56,20 +56,20 @@ describe("admin procedures", () => {
   });
 
   it("accept a valid session cookie, also next to other cookies", async () => {
-    const c = await callerWith({ cookie: `theme=dark; ${sessionCookie()}; other=1` });
+    const c = await callerWith({ cookie: `theme=dark; ${await sessionCookie()}; other=1` });
     await expect(c.admin.keys.list({ tenantId: tenant.id })).resolves.toEqual({ items: [], nextCursor: null });
   });
 
   it("reject a cookie whose payload was changed, one signed with another key, and an expired one", async () => {
-    const { token } = issueSession();
+    const { token } = await issueSession();
     const [version, payload, signature] = token.split(".") as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as { exp: number };
     const longer = Buffer.from(JSON.stringify({ ...claims, exp: claims.exp + SESSION_TTL_MS })).toString("base64url");
     const forgedBody = `${version}.${longer}`;
     const forged = `${forgedBody}.${createHmac("sha256", "not the secret").update(forgedBody).digest("base64url")}`;
-    const expired = issueSession(Date.now() - SESSION_TTL_MS - 1000).token;
+    const expired = (await issueSession(Date.now() - SESSION_TTL_MS - 1000)).token;
     for (const bad of [`${version}.${longer}.${signature}`, forged, expired, `${token}x`, "v1.e30.", "garbage"]) {
-      expect(verifySession(bad)).toBeUndefined();
+      expect(await verifySession(bad)).toBeUndefined();
       const c = await callerWith({ cookie: `${ADMIN_COOKIE}=${bad}` });
       expect((await rejection(c.admin.keys.list({}))).code).toBe("UNAUTHORIZED");
     }
@@ -88,11 +88,11 @@ describe("the admin password", () => {
     for (const wrong of ["", password.slice(0, -1), `${password} `, password.toUpperCase()]) expect(passwordMatches(wrong)).toBe(false);
   });
 
-  it("signs sessions that last eight hours", () => {
+  it("signs sessions that last eight hours", async () => {
     const now = Date.now();
-    const { token, session } = issueSession(now);
+    const { token, session } = await issueSession(now);
     expect(session.expiresAt - session.issuedAt).toBe(8 * 60 * 60 * 1000);
-    expect(verifySession(token, now + SESSION_TTL_MS - 1)).toEqual(session);
-    expect(verifySession(token, now + SESSION_TTL_MS)).toBeUndefined();
+    expect(await verifySession(token, now + SESSION_TTL_MS - 1)).toEqual(session);
+    expect(await verifySession(token, now + SESSION_TTL_MS)).toBeUndefined();
   });
 });

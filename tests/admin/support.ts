@@ -17,14 +17,21 @@ import { ADMIN_COOKIE, issueSession } from "../../server/admin/session";
 import type { KeyState } from "../../server/idempotency/schema";
 import { createCaller } from "../../server/root";
 
-export async function callerWith(headers: Record<string, string> = {}, tenant: Tenant | null = null) {
+/** What the dashboard's own requests carry: its origin and JSON (admin mutations need both). */
+export const SAME_ORIGIN = { host: "app.test", origin: "http://app.test", "content-type": "application/json" };
+
+/** A caller with exactly these request headers. */
+export async function callerWithExactly(headers: Record<string, string>, tenant: Tenant | null = null) {
   return createCaller(await createContextInner({ headers: new Headers(headers), tenant }));
 }
 
-export const sessionCookie = (now?: number) => `${ADMIN_COOKIE}=${issueSession(now).token}`;
+/** A caller with these headers on top of SAME_ORIGIN, as the dashboard's own requests. */
+export const callerWith = (headers: Record<string, string> = {}, tenant: Tenant | null = null) => callerWithExactly({ ...SAME_ORIGIN, ...headers }, tenant);
+
+export const sessionCookie = async (now?: number) => `${ADMIN_COOKIE}=${(await issueSession(now)).token}`;
 
 /** A caller signed in as admin. */
-export const adminCaller = () => callerWith({ cookie: sessionCookie() });
+export const adminCaller = async () => callerWith({ cookie: await sessionCookie() });
 
 export type SeedKey = {
   key: string;

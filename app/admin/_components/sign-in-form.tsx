@@ -1,10 +1,42 @@
 "use client";
-/** The admin sign-in form; the server action answers with a generic error or a redirect. */
-import { useActionState } from "react";
-import { signIn, type SignInState } from "../actions";
+/**
+ * The admin sign-in form. It posts JSON to /admin/session, so a form on
+ * another page cannot imitate it, and shows the server's answer: a generic
+ * failure, or how long to wait once sign-in is throttled.
+ */
+import { useState, type FormEvent } from "react";
+
+type Problem = { detail?: string };
 
 export function SignInForm({ returnTo, enabled }: { returnTo: string; enabled: boolean }) {
-  const [state, action, pending] = useActionState<SignInState, FormData>(signIn, {});
+  const [error, setError] = useState<string>();
+  const [pending, setPending] = useState(false);
+
+  async function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const password = new FormData(event.currentTarget).get("password");
+    setPending(true);
+    setError(undefined);
+    try {
+      const res = await fetch("/admin/session", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ password, next: returnTo }),
+      });
+      if (res.ok) {
+        const { next } = (await res.json()) as { next: string };
+        // A full load: the server renders the dashboard with the new cookie.
+        window.location.assign(next);
+        return;
+      }
+      const problem = (await res.json().catch(() => ({}))) as Problem;
+      setError(res.status === 429 && problem.detail ? problem.detail : "Sign-in failed. Check the password and try again.");
+    } catch {
+      setError("Sign-in failed: the server did not answer. Try again.");
+    }
+    setPending(false);
+  }
+
   return (
     <section className="card sign-in" aria-labelledby="sign-in-heading">
       <h1 id="sign-in-heading">Admin sign-in</h1>
@@ -14,13 +46,12 @@ export function SignInForm({ returnTo, enabled }: { returnTo: string; enabled: b
           Admin sign-in is disabled: this server was started without <code>ADMIN_PASSWORD</code>.
         </p>
       )}
-      <form action={action} className="form-stack">
-        <input type="hidden" name="next" value={returnTo} />
+      <form onSubmit={submit} className="form-stack">
         <label htmlFor="admin-password">Password</label>
-        <input id="admin-password" name="password" type="password" autoComplete="current-password" required aria-describedby={state.error ? "sign-in-error" : undefined} />
-        {state.error && (
+        <input id="admin-password" name="password" type="password" autoComplete="current-password" required aria-describedby={error ? "sign-in-error" : undefined} />
+        {error && (
           <p id="sign-in-error" className="error" role="alert">
-            {state.error}
+            {error}
           </p>
         )}
         <button type="submit" disabled={pending}>

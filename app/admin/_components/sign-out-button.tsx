@@ -1,12 +1,17 @@
-/** Sign-out: a plain form posting to the server action, so it works before hydration too. */
-import { signOut } from "../actions";
+"use client";
+/** Sign-out: revokes the session on the server (a copied cookie stops working too), then shows the sign-in form. */
+import { useState } from "react";
 
 export function SignOutButton() {
+  const [pending, setPending] = useState(false);
+  async function signOut() {
+    setPending(true);
+    await fetch("/admin/session", { method: "DELETE" }).catch(() => undefined);
+    window.location.assign("/admin");
+  }
   return (
-    <form action={signOut}>
-      <button type="submit" className="secondary">
-        Sign out
-      </button>
-    </form>
+    <button type="button" className="secondary" onClick={signOut} disabled={pending}>
+      Sign out
+    </button>
   );
 }

@@ -1,11 +1,14 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createContext } from "@/server/context";
-import { logger } from "@/server/logger";
+import { checkAdminChange } from "@/server/admin/origin";
+import { DomainError, publicProblem } from "@/server/errors";
+import { readJsonBody } from "@/server/rest/body";
+import { problemResponse } from "@/server/rest/respond";
 import { appRouter } from "@/server/root";
 
 export const dynamic = "force-dynamic";
 
-const handler = (req: Request) =>
+const handle = (req: Request) =>
   fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
@@ -13,9 +16,33 @@ const handler = (req: Request) =>
     createContext,
     // Lets the browser see what the middleware decided (e.g. Idempotent-Replayed).
     responseMeta: ({ ctx }) => ({ headers: ctx?.response.headers }),
-    onError: ({ error, path }) => {
-      if (error.code === "INTERNAL_SERVER_ERROR") logger.error({ err: error, path }, "tRPC call failed");
-    },
+    // Internal errors are logged, with their request id, by the error formatter (server/errors.ts publicProblem).
   });
 
-export { handler as GET, handler as POST };
+const refuse = (error: unknown) => problemResponse(publicProblem(error, { route: "trpc" }));
+
+/** The procedures a tRPC URL names (`/api/trpc/a.b,c.d` for a batch). */
+const proceduresOf = (req: Request) => decodeURIComponent(new URL(req.url).pathname.slice("/api/trpc/".length)).split(",");
+
+/**
+ * Mutations go through the same body reader as REST (JSON only, 64 KiB,
+ * UTF-8, no duplicate keys) before tRPC parses the text again: a form post
+ * or an oversized body never reaches a procedure. An admin change from
+ * another origin or as a form is a 403 here already (adminProcedure applies
+ * the same rule to callers that do not come over HTTP).
+ */
+async function POST(req: Request): Promise<Response> {
+  if (proceduresOf(req).some((name) => name.startsWith("admin."))) {
+    const verdict = checkAdminChange(req.headers);
+    if (!verdict.ok) return refuse(new DomainError("forbidden-origin", 403, verdict.reason));
+  }
+  let text: string;
+  try {
+    text = (await readJsonBody(req)).text;
+  } catch (error) {
+    return refuse(error);
+  }
+  return handle(new Request(req.url, { method: "POST", headers: req.headers, body: text }));
+}
+
+export { handle as GET, POST };

@@ -1,0 +1,74 @@
+/**
+ * Admin sign-in and sign-out over HTTP (`/admin/session`), with real status
+ * codes: 403 from another origin or for anything but JSON, 429 with
+ * Retry-After once throttled, 401 for a wrong password (after the same pause
+ * every time, whatever was wrong), 200 with the session cookie otherwise.
+ * Sign-out revokes the session server-side and clears the cookie.
+ */
+import { z } from "zod";
+import { DomainError, publicProblem } from "../errors";
+import { strictInput } from "../input";
+import { readJsonBody } from "../rest/body";
+import { problemResponse, send } from "../rest/respond";
+import { checkAdminChange, checkSameOrigin, type OriginVerdict } from "./origin";
+import { ADMIN_COOKIE, adminEnabled, issueSession, passwordMatches, revokeSession, SESSION_TTL_MS, sessionToken } from "./session";
+import { clientAddress, signInThrottle, type SignInThrottle } from "./throttle";
+
+/** Keeps every failure alike in timing, whether the password was wrong or sign-in is off. */
+const FAILED_SIGN_IN_PAUSE_MS = 400;
+
+const signInInput = strictInput({ password: z.string().min(1).max(1024), next: z.string().max(2048).optional() });
+
+/** Only paths inside the admin area: an open redirect would let a link send a fresh admin anywhere. */
+export function returnPath(value: string | undefined): string {
+  return typeof value === "string" && /^\/admin(\/[^/\\]|$|\?)/.test(value) && !value.includes("//") ? value : "/admin";
+}
+
+/** httpOnly, SameSite=Lax, Secure on https, the whole site; `maxAge` 0 deletes it. */
+function sessionCookie(value: string, secure: boolean, maxAgeSeconds: number): string {
+  return `${ADMIN_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
+}
+
+const isHttps = (req: Request) => req.headers.get("x-forwarded-proto") === "https" || new URL(req.url).protocol === "https:";
+
+/** A 403 unless `verdict` allows the request (the rules are in origin.ts). */
+function refusal(verdict: OriginVerdict): Response | undefined {
+  return verdict.ok ? undefined : problemResponse(publicProblem(new DomainError("forbidden-origin", 403, verdict.reason)));
+}
+
+export async function signInRequest(req: Request, throttle: SignInThrottle = signInThrottle): Promise<Response> {
+  try {
+    // Sign-in changes admin state like any admin mutation: same origin, JSON.
+    const refused = refusal(checkAdminChange(req.headers));
+    if (refused) return refused;
+    const input = signInInput.parse((await readJsonBody(req)).value);
+    const address = clientAddress(req.headers);
+    const verdict = await throttle.attempt(address);
+    if (!verdict.allowed) {
+      const retryAfter = verdict.retryAfterSeconds;
+      return problemResponse(publicProblem(new DomainError("too-many-sign-ins", 429, `Too many sign-in attempts; try again in ${retryAfter} s.`, { retryAfter })));
+    }
+    if (!adminEnabled() || !passwordMatches(input.password)) {
+      await new Promise((resolve) => setTimeout(resolve, FAILED_SIGN_IN_PAUSE_MS));
+      return problemResponse(publicProblem(new DomainError("sign-in-failed", 401, "Sign-in failed. Check the password and try again.")));
+    }
+    await throttle.succeeded(address);
+    const { token } = await issueSession();
+    const headers = new Headers({ "set-cookie": sessionCookie(token, isHttps(req), SESSION_TTL_MS / 1000) });
+    return send(200, JSON.stringify({ next: returnPath(input.next) }), headers);
+  } catch (error) {
+    return problemResponse(publicProblem(error, { route: "admin sign-in" }));
+  }
+}
+
+export async function signOutRequest(req: Request): Promise<Response> {
+  try {
+    // No body to check: the origin is the whole rule.
+    const refused = refusal(checkSameOrigin(req.headers));
+    if (refused) return refused;
+    await revokeSession(sessionToken(req.headers));
+    return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookie("", isHttps(req), 0) } });
+  } catch (error) {
+    return problemResponse(publicProblem(error, { route: "admin sign-out" }));
+  }
+}
