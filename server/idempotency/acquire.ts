@@ -121,6 +121,12 @@ export async function acquire<T>(
   work: (t: KeyTransaction, owned: Owned) => Promise<T | undefined>,
   options: { savepoint?: string } = {},
 ): Promise<Acquired<T>> {
+  // A completed key is immutable until it expires: its replay (and a mismatch)
+  // needs no lock and no transaction, only the row.
+  const seen = store.loaded(await store.load(sql, a));
+  const early = decide(seen, a.fingerprint);
+  if (early === Decision.Replay) return { kind: "replay", row: seen! };
+  if (early === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, seen!.procedure));
   for (;;) {
     const step = await inTransaction(sql, async (t): Promise<Acquired<T> | { kind: "wait" } | undefined> => {
       let row: store.KeyRow | undefined;

@@ -87,29 +87,45 @@ export const loaded = (rows: RawRow[]): KeyRow | undefined => {
 /** What a take writes: a claim (in progress, leased) or an atomic outcome (completed, failed, or released). */
 export type Put = { state: KeyState; leaseMs: number | null; status: number | null; body: string | null };
 
-/**
- * Takes the key, in one statement, whatever the acquisition found: no row
- * (insert, fence 1), an expired row (reset in place: a new operation, a new
- * generation), or an in-progress row nobody holds (takeover: fence + 1, the
- * generation and recovery point kept). Guarded by the fence the caller saw, so
- * a row that changed since is left alone and nothing comes back.
- */
-export function put(q: ISql, r: Request, seenFence: number, p: Put, options: { orFail?: boolean } = {}) {
-  const fresh = isExpired(q, "k");
-  // Pipelined with COMMIT, a write that takes nothing must abort the transaction
-  // rather than let the business writes commit without their key row: 1 / 0.
-  const orFail = options.orFail
-    ? q`union all select null::bigint, null::text, null::text, null::text where 1 / (select count(*)::int from taken) = 0`
-    : q``;
-  return q<RawClaim[]>`
-    with taken as (
+/** The INSERT of a new key row as `p` describes it. */
+const insertRow = (q: ISql, r: Request, p: Put) => q`
     insert into idempotency_keys as k
       (tenant_id, key, procedure, fingerprint, request, state, locked_until, response_status, response_body, completed_at, expires_at)
     values
       (${r.tenantId}, ${r.key}, ${r.procedure}, ${r.fingerprint}, ${r.request}, ${p.state},
        now() + ${p.leaseMs}::float8 * interval '1 millisecond', ${p.status}, ${p.body},
        case when ${p.state}::text <> ${KeyState.InProgress} then now() end,
-       now() + ${r.ttlMs}::float8 * interval '1 millisecond')
+       now() + ${r.ttlMs}::float8 * interval '1 millisecond')`;
+
+const returningClaim = (q: ISql) =>
+  q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`;
+
+/**
+ * Takes a key that has no row: a plain INSERT, fence 1. Only a writer holding
+ * the key's advisory lock inserts, so a row that appeared anyway is a broken
+ * invariant: the unique violation aborts the transaction (and the COMMIT
+ * pipelined after it) rather than let anything commit without its key row.
+ */
+function insert(q: ISql, r: Request, p: Put) {
+  return q<RawClaim[]>`
+    ${insertRow(q, r, p)}
+    ${returningClaim(q)}`;
+}
+
+/**
+ * Takes a key whose row the caller saw with `seenFence`: an expired row is
+ * reset in place (a new operation, a new generation), an in-progress row
+ * nobody holds is taken over (fence + 1, the generation and recovery point
+ * kept). The expiry sweep may delete an expired row meanwhile: then it is
+ * inserted. A row that changed otherwise is left alone and nothing comes
+ * back, or with `orFail` the statement fails (1 / 0), so that a COMMIT
+ * pipelined after it cannot commit business writes without their key row.
+ */
+function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean) {
+  const fresh = isExpired(q, "k");
+  return q<RawClaim[]>`
+    with taken as (
+    ${insertRow(q, r, p)}
     on conflict (tenant_id, key) do update set
       procedure = excluded.procedure, fingerprint = excluded.fingerprint, request = excluded.request,
       state = excluded.state, fence = k.fence + 1, locked_until = excluded.locked_until,
@@ -122,8 +138,14 @@ export function put(q: ISql, r: Request, seenFence: number, p: Put, options: { o
       last_replayed_at = case when ${fresh} then null else k.last_replayed_at end,
       updated_at = now()
     where k.fence = ${seenFence} and (${fresh} or (k.state = ${KeyState.InProgress} and ${isLeaseOver(q, "k")}))
-    returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data)
-    select * from taken ${orFail}`;
+    ${returningClaim(q)})
+    select * from taken
+    ${orFail ? q`union all select null::bigint, null::text, null::text, null::text where 1 / (select count(*)::int from taken) = 0` : q``}`;
+}
+
+/** Takes the key in one statement, whatever the acquisition found (no row: 0), guarded by the fence it saw. */
+export function put(q: ISql, r: Request, seenFence: number, p: Put, options: { orFail?: boolean } = {}) {
+  return seenFence === 0 ? insert(q, r, p) : retake(q, r, seenFence, p, options.orFail ?? false);
 }
 
 /** Extends the lease while the holder still owns the key; no row means it lost it. */
