@@ -32,7 +32,6 @@ export const downstreamKeyOf = (k: store.KeyRef, generation: string) =>
 function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
   const lost = new AbortController();
   let stopped = false;
-  let renewing: Promise<unknown> = Promise.resolve();
   const lose = () => {
     if (lost.signal.aborted) return;
     a.event(E.LeaseLost, { fence });
@@ -41,8 +40,8 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
   const timer =
     everyMs > 0
       ? setInterval(() => {
-          renewing = store.renew(sql, a, fence, a.leaseMs).then(
-            // A renewal that lands after the completion finds no in-progress row: that is not a lost lease.
+          store.renew(sql, a, fence, a.leaseMs).then(
+            // A renewal still in flight when the holder completes finds no in-progress row: that is not a lost lease.
             (rows) => rows.length === 0 && !stopped && lose(),
             () => undefined,
           );
@@ -51,11 +50,10 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
   return {
     signal: lost.signal,
     lose,
-    /** Stops renewing, and waits for a renewal in flight, before the key is completed or released. */
-    stop: async () => {
+    /** Stops renewing before the key is completed or released. */
+    stop: () => {
       stopped = true;
       clearInterval(timer);
-      await renewing;
     },
   };
 }
@@ -105,7 +103,7 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   try {
     result = await run(handle);
   } finally {
-    await lease.stop();
+    lease.stop();
   }
   // Whatever the handler made of it, an attempt that lost its key must say so.
   if (lease.signal.aborted) refuse(a, new IdempotencyLeaseLostError(a.key, fence));

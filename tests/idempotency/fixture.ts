@@ -9,7 +9,7 @@ import { z } from "zod";
 import { database } from "../../db/client";
 import { createContextInner } from "../../server/context";
 import { DomainError } from "../../server/errors";
-import { createIdempotencyProcedures, type RecoverableHandle } from "../../server/idempotency";
+import { createIdempotencyProcedures, type IdempotencyEvent, type RecoverableHandle } from "../../server/idempotency";
 import { flushEvents } from "../../server/keys/events";
 import { idempotencyRuntime } from "../../server/keys/runtime";
 import { createRestHandler } from "../../server/rest/handler";
@@ -59,6 +59,10 @@ function outcome(i: Input) {
 /** A holder that never renews its lease: what a stalled or partitioned process looks like to the others. */
 const stalling = createIdempotencyProcedures({ ...idempotencyRuntime, renewEveryMs: () => 0 });
 
+/** Every event of the `eager` holder, which renews its lease every millisecond (renewals are in flight when it completes). */
+export const eagerEvents: IdempotencyEvent[] = [];
+const eager = createIdempotencyProcedures({ ...idempotencyRuntime, renewEveryMs: () => 1, onEvent: (event) => eagerEvents.push(event) });
+
 function recoverableHandler() {
   return async ({ ctx, input: i }: { ctx: { tenant: { id: string }; idempotency: RecoverableHandle<Db> }; input: Input }) => {
     const h = ctx.idempotency;
@@ -106,6 +110,11 @@ export const testRouter = router({
     .meta({ idempotent: true, ...rest("/t/stalling") })
     .input(input)
     .concat(stalling.recoverable({ leaseMs: 400, waitMs: 0 }))
+    .mutation(recoverableHandler()),
+  eager: tenantProcedure
+    .meta({ idempotent: true, ...rest("/t/eager") })
+    .input(input)
+    .concat(eager.recoverable({ waitMs: 0 }))
     .mutation(recoverableHandler()),
 });
 
