@@ -121,14 +121,19 @@ export async function acquire<T>(
   work: (t: KeyTransaction, owned: Owned) => Promise<T | undefined>,
   options: { savepoint?: string } = {},
 ): Promise<Acquired<T>> {
-  // A completed key is immutable until it expires: its replay (and a mismatch)
-  // needs no lock and no transaction, only the row.
-  const seen = store.loaded(await store.load(sql, a));
-  const early = decide(seen, a.fingerprint);
-  if (early === Decision.Replay) return { kind: "replay", row: seen! };
-  if (early === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, seen!.procedure));
+  let first = true;
   for (;;) {
     const step = await inTransaction(sql, async (t): Promise<Acquired<T> | { kind: "wait" } | undefined> => {
+      if (first) {
+        first = false;
+        // A completed key is immutable until it expires: its replay (and a
+        // mismatch) needs no lock and no transaction, only the row. Read on the
+        // connection the lock would take, so a first attempt stays on one backend.
+        const seen = store.loaded(await store.load(t.conn, a));
+        const early = decide(seen, a.fingerprint);
+        if (early === Decision.Replay) return { kind: "replay", row: seen! };
+        if (early === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, seen!.procedure));
+      }
       let row: store.KeyRow | undefined;
       try {
         row = await lockAndLoad(t, a, options.savepoint);
