@@ -5,7 +5,7 @@
  * without it (target ≥ 0.9), and the cleanup's own rate.
  */
 import type { Sql } from "postgres";
-import { deleteExpiredKeys } from "../server/trpc";
+import { deleteExpiredKeys } from "../server/keys/runtime";
 import { drive, type Load } from "./measure";
 import { inputFor } from "./scenarios";
 import type { Transport } from "./transports";

@@ -2,13 +2,16 @@
  * The benchmark's router, built on the app's real procedures: `plain` and
  * `wrapped` do the same business write (a payment and its two balanced ledger
  * entries in one transaction), the first the ordinary Drizzle way and the
- * second through the idempotency middleware; `read` reads one payment back,
- * the baseline a replay is compared with.
+ * second through the idempotency middleware; `floor` is the least any design
+ * that stores a result can do (the plain transaction plus one INSERT of the
+ * completed key row, pipelined with COMMIT: no lookup, no lock); `read` reads
+ * one payment back, the baseline a replay is compared with.
  */
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import type { Db } from "../db/client";
+import { drizzleOn, type Db } from "../db/client";
 import { ledgerEntries, payments, PaymentStatus } from "../db/schema";
+import { fingerprint, IDEMPOTENCY_KEY_HEADER, KeyState } from "../server/idempotency";
 import { newId } from "../server/ids";
 import { idempotentProcedure, router, tenantProcedure, type RestMeta } from "../server/trpc";
 
@@ -66,6 +69,30 @@ export const benchRouter = router({
     .mutation(({ ctx, input }) =>
       recordPayment(ctx.idempotency.tx, ctx.tenant.id, input, newId("pay"), { idempotencyKey: ctx.idempotency.key }),
     ),
+  floor: tenantProcedure
+    .meta(rest("POST", "/bench/floor", 201))
+    .input(paymentInput)
+    .mutation(async ({ ctx, input, path }) => {
+      const key = ctx.headers.get(IDEMPOTENCY_KEY_HEADER) ?? "";
+      const fp = fingerprint(path, input);
+      const conn = await ctx.sql.reserve();
+      try {
+        await conn.unsafe("begin");
+        const output = await recordPayment(drizzleOn(conn), ctx.tenant.id, input, newId("pay"), { idempotencyKey: key });
+        await Promise.all([
+          conn`
+            insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, response_status, response_body, completed_at, expires_at)
+            values (${ctx.tenant.id}, ${key}, ${path}, ${fp.hash}, ${fp.request}, ${KeyState.Completed}, 201, ${JSON.stringify(output)}, now(), now() + interval '1 day')`,
+          conn.unsafe("commit"),
+        ]);
+        return output;
+      } catch (error) {
+        await conn.unsafe("rollback");
+        throw error;
+      } finally {
+        conn.release();
+      }
+    }),
   read: tenantProcedure
     .meta(rest("GET", "/bench/read"))
     .input(readInput)

@@ -25,7 +25,7 @@ import { burst } from "./burst";
 import { cpuProbe } from "./cpu";
 import { drive, type Load } from "./measure";
 import { render, type TransportResult } from "./report";
-import { plainVsWrapped, readVsReplay, storeKeys } from "./scenarios";
+import { readVsReplay, storeKeys, writes } from "./scenarios";
 import { inProcess, overHttp, type Transport } from "./transports";
 
 const { values } = parseArgs({
@@ -57,6 +57,7 @@ async function warmUp(t: Transport, paymentId: string) {
   const input = { amountMinor: 100, currency: "EUR", destination: "acct_warmup" };
   await drive(() => t.plain(input), short);
   await drive(async (n) => void (await t.wrapped(`bench-warmup-${t.name}-${n}-${Date.now()}`, input)), short);
+  await drive((n) => t.floor(`bench-warmup-floor-${t.name}-${n}-${Date.now()}`, input), short);
   await drive(() => t.read(paymentId), short);
 }
 
@@ -83,10 +84,10 @@ async function main() {
       const t = await make();
       try {
         await warmUp(t, stored[0]!.paymentId);
-        const writes = await plainVsWrapped(t, rounds, load);
+        const { plain, floor } = await writes(t, rounds, load);
         const reads = await readVsReplay(t, stored, rounds, load);
         const b = await burst(t, sql, tenant.id, positive("burst-keys"), positive("burst-callers"));
-        results.push({ transport: t.name, writes, reads, burst: b });
+        results.push({ transport: t.name, writes: plain, floor, reads, burst: b });
       } finally {
         await t.close();
       }

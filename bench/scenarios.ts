@@ -1,7 +1,9 @@
 /**
  * The paired scenarios, each side run under the same load:
- * - plain vs wrapped: the business write alone, then through the middleware
- *   with a fresh key per call (the cost of idempotency on a first attempt);
+ * - plain vs wrapped vs floor: the business write alone, through the
+ *   middleware with a fresh key per call (the cost of idempotency on a first
+ *   attempt), and with only a completed key row added (the least any design
+ *   that stores a result can cost);
  * - read vs replay: reading one payment, then replaying a stored key (the
  *   cost of answering a retry from the key table).
  * The burst (many callers, one key) is in burst.ts.
@@ -36,39 +38,50 @@ function mid(samples: Sample[]): Sample {
 }
 
 /**
- * Runs `base` and `subject` for `rounds` rounds in the order AB BA AB..., so
- * neither side always runs on the warmer (or more bloated) database. Each
- * metric is the median over the rounds; the ratio is the median of the
- * per-round ratios, each taken between runs seconds apart.
+ * Runs every side for `rounds` rounds, in the order ABC CBA ABC..., so no side
+ * always runs on the warmer (or more bloated) database. Returns each side's
+ * samples, one a round.
  */
-async function compare(base: (n: number) => Promise<void>, subject: (n: number) => Promise<void>, rounds: number, load: Load): Promise<Pair> {
-  const bases: Sample[] = [];
-  const subjects: Sample[] = [];
+async function interleave(sides: ((n: number) => Promise<void>)[], rounds: number, load: Load): Promise<Sample[][]> {
+  const samples = sides.map((): Sample[] => []);
   for (let r = 0; r < rounds; r++) {
-    if (r % 2 === 0) {
-      bases.push(await drive(base, load));
-      subjects.push(await drive(subject, load));
-    } else {
-      subjects.push(await drive(subject, load));
-      bases.push(await drive(base, load));
-    }
+    const order = sides.map((_, i) => i);
+    if (r % 2 === 1) order.reverse();
+    for (const i of order) samples[i]!.push(await drive(sides[i]!, load));
   }
-  return { base: mid(bases), subject: mid(subjects), ratio: median(bases.map((b, i) => subjects[i]!.opsPerSec / b.opsPerSec)) };
+  return samples;
 }
 
-export function plainVsWrapped(t: Transport, rounds: number, load: Load): Promise<Pair> {
+/** Each metric is the median over the rounds; the ratio is the median of the per-round ratios, each taken between runs seconds apart. */
+const pair = (bases: Sample[], subjects: Sample[]): Pair => ({
+  base: mid(bases),
+  subject: mid(subjects),
+  ratio: median(bases.map((b, i) => subjects[i]!.opsPerSec / b.opsPerSec)),
+});
+
+async function compare(base: (n: number) => Promise<void>, subject: (n: number) => Promise<void>, rounds: number, load: Load): Promise<Pair> {
+  const [bases, subjects] = await interleave([base, subject], rounds, load);
+  return pair(bases!, subjects!);
+}
+
+/** The write without idempotency, through the middleware with a fresh key, and the floor (plain + one completed key row). */
+export async function writes(t: Transport, rounds: number, load: Load): Promise<{ plain: Pair; floor: Pair }> {
   const run = randomUUID().slice(0, 8);
   // `n` starts again with every run; the key must not.
   let seq = 0;
-  return compare(
-    (n) => t.plain(inputFor(n)),
-    async (n) => {
-      const answer = await t.wrapped(`bench-${t.name}-${run}-${seq++}`, inputFor(n));
-      if (answer.replayed) throw new Error("a fresh key was answered as a replay");
-    },
+  const [plain, wrapped, floor] = await interleave(
+    [
+      (n) => t.plain(inputFor(n)),
+      async (n) => {
+        const answer = await t.wrapped(`bench-${t.name}-${run}-${seq++}`, inputFor(n));
+        if (answer.replayed) throw new Error("a fresh key was answered as a replay");
+      },
+      (n) => t.floor(`bench-floor-${t.name}-${run}-${seq++}`, inputFor(n)),
+    ],
     rounds,
     load,
   );
+  return { plain: pair(plain!, wrapped!), floor: pair(floor!, wrapped!) };
 }
 
 /** Keys completed once, with the payment each created: the replays' keys and the reads' ids. */

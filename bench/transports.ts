@@ -1,5 +1,5 @@
 /**
- * The three bench procedures behind one interface, reached either in-process
+ * The four bench procedures behind one interface, reached either in-process
  * (`createCaller` on a fresh context per call, as a server component or a
  * test would) or over HTTP through the REST surface. Every call checks its
  * answer, so a benchmark of failing calls cannot pass for a fast one.
@@ -19,6 +19,7 @@ export type Transport = {
   name: string;
   plain: (input: PaymentInput) => Promise<void>;
   wrapped: (key: string, input: PaymentInput) => Promise<Answer>;
+  floor: (key: string, input: PaymentInput) => Promise<void>;
   read: (id: string) => Promise<void>;
   close: () => Promise<void>;
 };
@@ -39,6 +40,9 @@ export function inProcess(tenant: Tenant): Transport {
       const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key }));
       const output = await caller.wrapped(input);
       return { body: JSON.stringify(output), replayed: ctx.response.headers.get("Idempotent-Replayed") === "true" };
+    },
+    floor: async (key, input) => {
+      await (await call(new Headers({ "Idempotency-Key": key }))).caller.floor(input);
     },
     read: async (id) => {
       await (await call()).caller.read({ id });
@@ -66,6 +70,10 @@ export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Tran
       const r = await http.send("POST", "/api/bench/wrapped", { ...json, "idempotency-key": key }, JSON.stringify(input));
       expect(r.status, 201, "POST /bench/wrapped", r.body);
       return { body: r.body, replayed: r.headers["idempotent-replayed"] === "true" };
+    },
+    floor: async (key, input) => {
+      const r = await http.send("POST", "/api/bench/floor", { ...json, "idempotency-key": key }, JSON.stringify(input));
+      expect(r.status, 201, "POST /bench/floor", r.body);
     },
     read: async (id) => {
       const r = await http.send("GET", `/api/bench/read?id=${encodeURIComponent(id)}`, auth);

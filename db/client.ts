@@ -3,7 +3,8 @@
  * so that hot reloads and Next.js's separate bundles (instrumentation, route
  * handlers) share one pool instead of opening one each.
  */
-import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import { PgDialect } from "drizzle-orm/pg-core";
+import { drizzle, PostgresJsDatabase, PostgresJsSession } from "drizzle-orm/postgres-js";
 import postgres, { type ReservedSql, type Sql } from "postgres";
 import { env } from "../server/env";
 import * as schema from "./schema";
@@ -50,13 +51,14 @@ export async function closeDatabase(): Promise<void> {
 /**
  * Drizzle over one reserved connection on which the caller has begun a
  * transaction, so the idempotency middleware can pipeline its own statements
- * with BEGIN and COMMIT around the handler's queries. A reserved connection
- * lacks the pool's `options`, which Drizzle reads to install its type parsers.
+ * with BEGIN and COMMIT around the handler's queries. It reuses the pool's
+ * relational schema (extracted once, when the pool opened) instead of building
+ * it per request, so `tx.query.*` works there as it does on the pool's `db`.
  */
+const dialect = new PgDialect();
+
 export function drizzleOn(connection: ReservedSql): Db {
-  const pool = database().sql;
-  Object.assign(connection, { options: pool.options });
-  // Without the schema: building the relational metadata per request costs
-  // more than the statements it would serve (handlers use the core builders).
-  return drizzle({ client: connection as unknown as Sql }) as unknown as Db;
+  const pool = database().db._;
+  const schemaConfig = { fullSchema: pool.fullSchema, schema: pool.schema!, tableNamesMap: pool.tableNamesMap };
+  return new PostgresJsDatabase(dialect, new PostgresJsSession(connection, dialect, schemaConfig), schemaConfig);
 }

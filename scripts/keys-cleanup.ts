@@ -4,7 +4,7 @@ import { closeDatabase } from "../db/client";
 
 const booted = await ensureDatabase({ seed: false });
 try {
-  const { deleteExpiredKeys } = await import("../server/trpc");
+  const { deleteExpiredKeys } = await import("../server/keys/runtime");
   const deleted = await deleteExpiredKeys();
   process.stdout.write(`Deleted ${deleted} expired idempotency keys.\n`);
 } finally {

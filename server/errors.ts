@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import { z } from "zod";
 import { logger } from "./logger";
-import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "./idempotency/errors";
+import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "./idempotency";
 
 export type Problem = {
   type: string;

@@ -13,17 +13,15 @@
  * before the key is claimed (a malformed request pins nothing), and tRPC runs
  * middlewares in the order they are added.
  */
-import { initTRPC, TRPCError } from "@trpc/server";
+import { initTRPC } from "@trpc/server";
 import type { z } from "zod";
-import { database, drizzleOn, LOCK_TIMEOUT_MS, type Db } from "../db/client";
 import { DEMO_TENANT } from "../db/seed";
 import type { Context } from "./context";
-import { env } from "./env";
-import { DomainError, isFinal, problemBody, publicProblem, StoredProblemError, toProblem, toTRPCError, trpcCodeFor } from "./errors";
-import { createIdempotency, type IdempotencyRuntime, type ProcedureOptions } from "./idempotency/middleware";
+import { DomainError, publicProblem, toTRPCError } from "./errors";
+import { createIdempotencyProcedures, type ProcedureOptions } from "./idempotency";
+import { idempotencyRuntime } from "./keys/runtime";
 import { tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
-import { recordEvent } from "./keys/events";
 import { checkAdminChange } from "./admin/origin";
 import { sessionFromHeaders } from "./admin/session";
 
@@ -93,36 +91,7 @@ export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) =>
   return next({ ctx: { admin } });
 });
 
-/** The middleware wired to this app; exported so tests can build variants (say, a holder that never renews). */
-export const idempotencyRuntime: IdempotencyRuntime<TenantContext, Db, Meta> = {
-  sql: () => database().sql,
-  transaction: drizzleOn,
-  scope: (ctx) => ctx.tenant.id,
-  headers: (ctx) => ctx.headers,
-  successStatus: (meta) => meta?.rest?.status ?? 200,
-  finalError: (error) => {
-    if (!isFinal(error)) return undefined;
-    const problem = toProblem(error);
-    return { status: problem.status, body: problemBody(problem) };
-  },
-  replayError: (stored) => {
-    const problem = JSON.parse(stored.body) as ReturnType<typeof toProblem>;
-    return new TRPCError({ code: trpcCodeFor(stored.status), message: problem.detail, cause: new StoredProblemError(problem) });
-  },
-  respond: (ctx, response) => {
-    ctx.response.status = response.status;
-    ctx.response.body = response.body;
-    if (response.replayed) ctx.response.headers.set("Idempotent-Replayed", "true");
-  },
-  onEvent: recordEvent,
-  defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: LOCK_TIMEOUT_MS },
-  sessionLockTimeoutMs: LOCK_TIMEOUT_MS,
-};
-
-const idempotency = createIdempotency(idempotencyRuntime);
-
-/** Expiry of stored keys (the sweep and `npm run keys:cleanup`). */
-export const deleteExpiredKeys = idempotency.deleteExpired;
+const idempotency = createIdempotencyProcedures(idempotencyRuntime);
 
 /**
  * The demo shop's own pages act as the demo tenant, server-side: the browser
@@ -132,13 +101,13 @@ export const storefrontProcedure = publicProcedure.use(({ next }) => next({ ctx:
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */
 export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
-  return storefrontProcedure.meta({ idempotent: true }).input(input).use(idempotency.recoverable(options));
+  return storefrontProcedure.meta({ idempotent: true }).input(input).concat(idempotency.recoverable(options));
 }
 
 export function idempotentProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
-  return tenantProcedure.meta({ idempotent: true }).input(input).use(idempotency.atomic(options));
+  return tenantProcedure.meta({ idempotent: true }).input(input).concat(idempotency.atomic(options));
 }
 
 export function recoverableProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
-  return tenantProcedure.meta({ idempotent: true }).input(input).use(idempotency.recoverable(options));
+  return tenantProcedure.meta({ idempotent: true }).input(input).concat(idempotency.recoverable(options));
 }

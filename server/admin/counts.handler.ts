@@ -11,7 +11,7 @@
  * derived "expired" and "stale", which statistics cannot see.
  */
 import type { Fragment, Sql } from "postgres";
-import { KeyState } from "../idempotency/schema";
+import { KeyState } from "../idempotency";
 import { DisplayState, isExpired, isStale, STORED_STATES } from "./key-state";
 
 /** Below this many rows an exact count is cheap; above it a bounded count stops and says "at least". */

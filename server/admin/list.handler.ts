@@ -17,7 +17,7 @@
  * keys there are, tends to pick just that; an `offset 0` fence stops it.
  */
 import type { Fragment, Sql } from "postgres";
-import { KeyState } from "../idempotency/schema";
+import { KeyState } from "../idempotency";
 import { DisplayState, isExpired, isStale, iso, msBetween, STORED_STATES, type DisplayState as State } from "./key-state";
 import { decodeCursor, encodeCursor, KeySort, type ListKeysInput } from "./list.schema";
 

@@ -6,7 +6,7 @@
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { idInput, strictInput } from "../input";
-import { idempotencyKeys } from "../idempotency/schema";
+import { idempotencyKeys } from "../idempotency";
 import { listProducts, productSchema } from "../catalog/router";
 import { cartSchema, checkout, orderSchema, orderView } from "../orders/router";
 import { router, storefrontProcedure, storefrontRecoverableProcedure } from "../trpc";

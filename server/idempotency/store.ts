@@ -1,24 +1,22 @@
 /**
  * The SQL of the key lifecycle. Every state change is one conditional
- * statement that the database decides atomically: a claim is an
- * `INSERT ... ON CONFLICT DO NOTHING`, a takeover or completion an `UPDATE`
- * guarded by the fence the caller holds. Nothing here reads and then acts.
+ * statement that the database decides: the write that takes a key is an
+ * upsert guarded by the fence the writer saw (under the key's advisory lock),
+ * and every later write of a holder is an UPDATE guarded by its own fence.
+ * Nothing here reads and then acts.
  *
- * These run on whatever connection they are given, so the middleware can put
- * several of them in one pipeline or one transaction.
+ * These run on whatever connection they are given, so a flavour can put
+ * several of them in one pipeline or one transaction. A statement returned
+ * unawaited is sent when awaited: the caller decides its place in a pipeline.
  */
-import type { Sql } from "postgres";
+import type { ISql, Sql } from "postgres";
+import { generation, isExpired, isLeaseOver, leaseMsLeft } from "./rules";
 import { KeyState } from "./schema";
 
 export type KeyRef = { tenantId: string; key: string };
 
-export type ClaimInput = KeyRef & {
-  procedure: string;
-  fingerprint: string;
-  request: string;
-  ttlMs: number;
-  leaseMs: number;
-};
+/** What an attempt would store about its request. */
+export type Request = KeyRef & { procedure: string; fingerprint: string; request: string; ttlMs: number };
 
 /** A key as the middleware needs to see it, with the clock comparisons done by PostgreSQL. */
 export type KeyRow = {
@@ -30,97 +28,43 @@ export type KeyRow = {
   recoveryData: Record<string, unknown> | null;
   responseStatus: number | null;
   responseBody: string | null;
-  /** The key's generation: a key replaced after expiry is a new operation. */
-  createdAt: string;
+  generation: string;
   expired: boolean;
-  leaseExpired: boolean;
+  leaseOver: boolean;
   leaseMsLeft: number;
 };
 
-export type Claim = { fence: number; createdAt: string; recoveryPoint: string; recoveryData: Record<string, unknown> | null };
+/** What a holder gets when it takes a key: the fence it writes under and where the work stands. */
+export type Claim = { fence: number; generation: string; recoveryPoint: string; recoveryData: Record<string, unknown> | null };
 
 /**
  * Timestamps and JSON are selected as text: the pool is shared with Drizzle,
  * which installs pass-through parsers for those types.
  */
-type RawClaim = { fence: string; created_at: string; recovery_point: string; recovery_data: string | null };
-
-const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
-
-const toClaim = (r: RawClaim): Claim => ({
-  fence: Number(r.fence),
-  createdAt: r.created_at,
-  recoveryPoint: r.recovery_point,
-  recoveryData: json(r.recovery_data),
-});
-
-export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
-
-/**
- * The claim and, when it loses, the existing row, in one statement. One
- * caveat: the second half reads the statement's snapshot, taken before the
- * INSERT may have waited for a concurrent claimer; a row that claimer
- * committed meanwhile is not in it. No row back at all means exactly that:
- * look again with `load`.
- */
-export type ClaimOrLoadRows = (RawRow & { claimed: boolean })[];
-
-/**
- * Returns the query itself, unsent: postgres-js sends a query when it is
- * awaited, so the caller decides its place in a pipeline (after BEGIN).
- */
-export function claimOrLoad(q: Sql, c: ClaimInput) {
-  return q<ClaimOrLoadRows>`
-    with ins as (
-      insert into idempotency_keys
-        (tenant_id, key, procedure, fingerprint, request, locked_until, expires_at)
-      values
-        (${c.tenantId}, ${c.key}, ${c.procedure}, ${c.fingerprint}, ${c.request},
-         now() + ${c.leaseMs} * interval '1 millisecond', now() + ${c.ttlMs} * interval '1 millisecond')
-      on conflict (tenant_id, key) do nothing
-      returning fence, created_at, recovery_point, recovery_data)
-    select true as claimed, fence, created_at::text as created_at, recovery_point, recovery_data::text as recovery_data,
-           null as procedure, null as fingerprint, null as state, null::int as response_status, null as response_body,
-           false as expired, false as lease_expired, 0::float8 as lease_ms_left
-    from ins
-    union all
-    select false, fence, created_at::text, recovery_point, recovery_data::text,
-           procedure, fingerprint, state, response_status, response_body,
-           expires_at <= now(), coalesce(locked_until <= now(), true),
-           greatest(0, coalesce(extract(epoch from locked_until - now()) * 1000, 0))::float8
-    from idempotency_keys
-    where tenant_id = ${c.tenantId} and key = ${c.key}`;
-}
-
-export function claimOutcome(rows: ClaimOrLoadRows): { claim: Claim } | { row: KeyRow } | undefined {
-  const first = rows[0];
-  if (!first) return undefined;
-  return first.claimed ? { claim: toClaim(first) } : { row: loaded([first])! };
-}
-
-type RawRow = {
+type RawClaim = { fence: string; generation: string; recovery_point: string; recovery_data: string | null };
+type RawRow = RawClaim & {
   procedure: string;
   fingerprint: string;
   state: KeyState;
-  fence: string;
-  recovery_point: string;
-  recovery_data: string | null;
   response_status: number | null;
   response_body: string | null;
-  created_at: string;
   expired: boolean;
-  lease_expired: boolean;
+  lease_over: boolean;
   lease_ms_left: number;
 };
 
-export function load(q: Sql, k: KeyRef) {
+const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
+
+const toClaim = (r: RawClaim): Claim => ({ fence: Number(r.fence), generation: r.generation, recoveryPoint: r.recovery_point, recoveryData: json(r.recovery_data) });
+
+export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
+
+export function load(q: ISql, k: KeyRef) {
   return q<RawRow[]>`
     select procedure, fingerprint, state, fence, recovery_point, recovery_data::text as recovery_data,
-           response_status, response_body, created_at::text as created_at,
-           expires_at <= now() as expired,
-           coalesce(locked_until <= now(), true) as lease_expired,
-           greatest(0, coalesce(extract(epoch from locked_until - now()) * 1000, 0))::float8 as lease_ms_left
-    from idempotency_keys
+           response_status, response_body, ${generation(q, "k")} as generation,
+           ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over, ${leaseMsLeft(q, "k")} as lease_ms_left
+    from idempotency_keys k
     where tenant_id = ${k.tenantId} and key = ${k.key}`;
 }
 
@@ -128,119 +72,172 @@ export const loaded = (rows: RawRow[]): KeyRow | undefined => {
   const r = rows[0];
   if (!r) return undefined;
   return {
+    ...toClaim(r),
     procedure: r.procedure,
     fingerprint: r.fingerprint,
     state: r.state,
-    fence: Number(r.fence),
-    recoveryPoint: r.recovery_point,
-    recoveryData: json(r.recovery_data),
     responseStatus: r.response_status,
     responseBody: r.response_body,
-    createdAt: r.created_at,
     expired: r.expired,
-    leaseExpired: r.lease_expired,
+    leaseOver: r.lease_over,
     leaseMsLeft: r.lease_ms_left,
   };
 };
 
-/** An expired key is a new operation: the row is reset in place, with a new generation. */
-export async function replaceExpired(q: Sql, c: ClaimInput): Promise<Claim | undefined> {
-  const rows = await q<RawClaim[]>`
-    update idempotency_keys set
-      procedure = ${c.procedure}, fingerprint = ${c.fingerprint}, request = ${c.request},
-      state = ${KeyState.InProgress}, fence = fence + 1,
-      locked_until = now() + ${c.leaseMs} * interval '1 millisecond',
-      recovery_point = 'started', recovery_data = null,
-      response_status = null, response_body = null,
-      created_at = now(), updated_at = now(), completed_at = null,
-      expires_at = now() + ${c.ttlMs} * interval '1 millisecond',
-      replay_count = 0, last_replayed_at = null
-    where tenant_id = ${c.tenantId} and key = ${c.key} and expires_at <= now()
-    returning fence, created_at::text as created_at, recovery_point, recovery_data::text as recovery_data`;
-  return claimed(rows);
+/** What a take writes: a claim (in progress, leased) or an atomic outcome (completed, failed, or released). */
+export type Put = { state: KeyState; leaseMs: number | null; status: number | null; body: string | null };
+
+/** The INSERT of a new key row as `p` describes it. */
+const insertRow = (q: ISql, r: Request, p: Put) => q`
+    insert into idempotency_keys as k
+      (tenant_id, key, procedure, fingerprint, request, state, locked_until, response_status, response_body, completed_at, expires_at)
+    values
+      (${r.tenantId}, ${r.key}, ${r.procedure}, ${r.fingerprint}, ${r.request}, ${p.state},
+       now() + ${p.leaseMs}::float8 * interval '1 millisecond', ${p.status}, ${p.body},
+       case when ${p.state}::text <> ${KeyState.InProgress} then now() end,
+       now() + ${r.ttlMs}::float8 * interval '1 millisecond')`;
+
+const returningClaim = (q: ISql) =>
+  q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`;
+
+/**
+ * Takes a key that has no row: a plain INSERT, fence 1. Only a writer holding
+ * the key's advisory lock inserts, so a row that appeared anyway is a broken
+ * invariant: the unique violation aborts the transaction (and the COMMIT
+ * pipelined after it) rather than let anything commit without its key row.
+ */
+function insert(q: ISql, r: Request, p: Put) {
+  return q<RawClaim[]>`
+    ${insertRow(q, r, p)}
+    ${returningClaim(q)}`;
 }
 
-/** Takes over an in-progress key whose holder crashed, stalled or let go (its lease ran out). */
-export async function takeOver(q: Sql, k: KeyRef, seenFence: number, leaseMs: number): Promise<Claim | undefined> {
-  const rows = await q<RawClaim[]>`
-    update idempotency_keys set
-      fence = fence + 1, updated_at = now(),
-      locked_until = now() + ${leaseMs} * interval '1 millisecond'
-    where tenant_id = ${k.tenantId} and key = ${k.key}
-      and state = ${KeyState.InProgress} and fence = ${seenFence}
-      and (locked_until is null or locked_until <= now())
-    returning fence, created_at::text as created_at, recovery_point, recovery_data::text as recovery_data`;
-  return claimed(rows);
+/**
+ * Takes a key whose row the caller saw with `seenFence`: an expired row is
+ * reset in place (a new operation, a new generation), an in-progress row
+ * nobody holds is taken over (fence + 1, the generation and recovery point
+ * kept). The expiry sweep may delete an expired row meanwhile: then it is
+ * inserted. A row that changed otherwise is left alone and nothing comes
+ * back, or with `orFail` the statement fails (1 / 0), so that a COMMIT
+ * pipelined after it cannot commit business writes without their key row.
+ */
+function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean) {
+  const fresh = isExpired(q, "k");
+  return q<RawClaim[]>`
+    with taken as (
+    ${insertRow(q, r, p)}
+    on conflict (tenant_id, key) do update set
+      procedure = excluded.procedure, fingerprint = excluded.fingerprint, request = excluded.request,
+      state = excluded.state, fence = k.fence + 1, locked_until = excluded.locked_until,
+      response_status = excluded.response_status, response_body = excluded.response_body, completed_at = excluded.completed_at,
+      recovery_point = case when ${fresh} then 'started' else k.recovery_point end,
+      recovery_data = case when ${fresh} then null else k.recovery_data end,
+      created_at = case when ${fresh} then now() else k.created_at end,
+      expires_at = case when ${fresh} then excluded.expires_at else k.expires_at end,
+      replay_count = case when ${fresh} then 0 else k.replay_count end,
+      last_replayed_at = case when ${fresh} then null else k.last_replayed_at end,
+      updated_at = now()
+    where k.fence = ${seenFence} and (${fresh} or (k.state = ${KeyState.InProgress} and ${isLeaseOver(q, "k")}))
+    ${returningClaim(q)})
+    select * from taken
+    ${orFail ? q`union all select null::bigint, null::text, null::text, null::text where 1 / (select count(*)::int from taken) = 0` : q``}`;
+}
+
+/** Takes the key in one statement, whatever the acquisition found (no row: 0), guarded by the fence it saw. */
+export function put(q: ISql, r: Request, seenFence: number, p: Put, options: { orFail?: boolean } = {}) {
+  return seenFence === 0 ? insert(q, r, p) : retake(q, r, seenFence, p, options.orFail ?? false);
 }
 
 /** Extends the lease while the holder still owns the key; no row means it lost it. */
-export function renew(q: Sql, k: KeyRef, fence: number, leaseMs: number) {
+export function renew(q: ISql, k: KeyRef, fence: number, leaseMs: number) {
   return q`
     update idempotency_keys set locked_until = now() + ${leaseMs} * interval '1 millisecond'
-    where tenant_id = ${k.tenantId} and key = ${k.key}
-      and state = ${KeyState.InProgress} and fence = ${fence}
+    where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
     returning 1`;
 }
 
 /** Locks the key row for the rest of a transaction, if this holder still owns it. */
-export function lockOwned(q: Sql, k: KeyRef, fence: number) {
+export function lockOwned(q: ISql, k: KeyRef, fence: number) {
   return q`
     select 1 from idempotency_keys
-    where tenant_id = ${k.tenantId} and key = ${k.key}
-      and state = ${KeyState.InProgress} and fence = ${fence}
+    where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
     for update`;
 }
 
-export function savePoint(q: Sql, k: KeyRef, fence: number, point: string, data: Record<string, unknown>, leaseMs: number) {
+export function savePoint(q: ISql, k: KeyRef, fence: number, point: string, data: Record<string, unknown>, leaseMs: number) {
   return q`
     update idempotency_keys set
       recovery_point = ${point}, recovery_data = ${JSON.stringify(data)}::jsonb,
       locked_until = now() + ${leaseMs} * interval '1 millisecond', updated_at = now()
-    where tenant_id = ${k.tenantId} and key = ${k.key}
-      and state = ${KeyState.InProgress} and fence = ${fence}
+    where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
     returning 1`;
 }
 
 export type Outcome = { state: typeof KeyState.Completed | typeof KeyState.Failed; status: number; body: string };
 
-export function complete(q: Sql, k: KeyRef, fence: number, o: Outcome) {
+export function complete(q: ISql, k: KeyRef, fence: number, o: Outcome) {
   return q`
     update idempotency_keys set
       state = ${o.state}, response_status = ${o.status}, response_body = ${o.body},
       locked_until = null, completed_at = now(), updated_at = now()
-    where tenant_id = ${k.tenantId} and key = ${k.key}
-      and state = ${KeyState.InProgress} and fence = ${fence}
+    where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
     returning 1`;
 }
 
 /** Gives the key up after an unexpected error: the fingerprint and recovery point stay, the lease ends now. */
-export function release(q: Sql, k: KeyRef, fence: number) {
+export function release(q: ISql, k: KeyRef, fence: number) {
   return q`
     update idempotency_keys set locked_until = now(), updated_at = now()
-    where tenant_id = ${k.tenantId} and key = ${k.key}
-      and state = ${KeyState.InProgress} and fence = ${fence}
+    where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
     returning 1`;
 }
 
-export function countReplay(q: Sql, k: KeyRef) {
-  return q`
-    update idempotency_keys set replay_count = replay_count + 1, last_replayed_at = now()
-    where tenant_id = ${k.tenantId} and key = ${k.key}`;
+export type OperatorRelease = { state: KeyState; fence: number; previousLockedUntil: string | null; expired: boolean; wasStale: boolean };
+
+/**
+ * An operator ends the lease of an in-progress key now, whoever holds it (no
+ * fence: the next attempt's takeover bumps it, and the old holder can then
+ * write nothing). Returns the key as it was; only an in-progress, unexpired key
+ * changes. NOWAIT: a phase holding the row should be reported, not waited on.
+ */
+export function releaseByOperator(q: ISql, k: KeyRef) {
+  return q<{ state: KeyState; fence: number; previous_locked_until: string | null; expired: boolean; lease_over: boolean }[]>`
+    with current as (
+      select tenant_id, key, state, fence, locked_until, ${isExpired(q, "c")} as expired, ${isLeaseOver(q, "c")} as lease_over
+      from idempotency_keys c where tenant_id = ${k.tenantId} and key = ${k.key}
+      for update nowait),
+    released as (
+      update idempotency_keys k set locked_until = now(), updated_at = now()
+      from current c
+      where k.tenant_id = c.tenant_id and k.key = c.key and c.state = ${KeyState.InProgress} and not c.expired
+      returning 1)
+    select state, fence::float8 as fence,
+           to_char(locked_until at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as previous_locked_until,
+           expired, lease_over
+    from current, (select count(*) from released) r`;
 }
 
 /**
- * Deletes up to `limit` expired keys, chosen through the `expires_at` index
- * and deleted by `ctid` in one short statement. Rows another transaction holds
- * are skipped, never waited for, so writers are not stalled.
+ * Deletes up to `limit` expired keys (of one tenant, or of all), chosen
+ * through the `expires_at` index and deleted by `ctid` in one short statement.
+ * Rows another transaction holds are skipped, never waited for, so writers
+ * are not stalled.
  */
-export async function deleteExpiredBatch(q: Sql, limit: number): Promise<number> {
+export async function deleteExpiredBatch(q: Sql, limit: number, tenantId?: string): Promise<number> {
+  const tenant = tenantId === undefined ? q`` : q`and k.tenant_id = ${tenantId}`;
   const result = await q`
     delete from idempotency_keys
     where ctid = any(array(
-      select ctid from idempotency_keys
-      where expires_at <= now()
+      select ctid from idempotency_keys k
+      where ${isExpired(q, "k")} ${tenant}
       order by expires_at
       limit ${limit}
       for update skip locked))`;
   return result.count;
+}
+
+export async function hasExpired(q: Sql, tenantId?: string): Promise<boolean> {
+  const tenant = tenantId === undefined ? q`` : q`and k.tenant_id = ${tenantId}`;
+  const [row] = await q<{ any: boolean }[]>`select exists (select 1 from idempotency_keys k where ${isExpired(q, "k")} ${tenant}) as any`;
+  return row?.any ?? false;
 }

@@ -15,31 +15,28 @@ export type ProcedureOptions = {
   waitMs?: number;
 };
 
-export type IdempotencyRuntime<TCtx, TTx, TMeta> = {
+export type IdempotencyRuntime<TTx> = {
   sql: () => Sql;
   /** Wraps a connection that is inside a transaction in the handler's query API (Drizzle). */
   transaction: (connection: ReservedSql) => TTx;
-  /** The scope keys live in: the tenant. */
-  scope: (ctx: TCtx) => string;
-  headers: (ctx: TCtx) => Headers;
-  successStatus: (meta: TMeta | undefined) => number;
   /** The response to store for an error that is a final outcome, or undefined to let a retry run again. */
   finalError: (error: TRPCError) => StoredResponse | undefined;
   /** The error a replay of a stored error answers with. */
   replayError: (stored: StoredResponse) => TRPCError;
-  /** Hands the stored bytes to the transport (REST sends them verbatim). */
-  respond?: (ctx: TCtx, response: StoredResponse & { replayed: boolean }) => void;
   onEvent?: IdempotencyEventSink;
   defaults: Required<ProcedureOptions>;
   /**
-   * The lock_timeout the pool's connections already run with. A claim whose
-   * wait budget differs sets its own for the claim; with the same budget the
-   * claim costs no extra statement.
+   * The lock_timeout the pool's connections already run with. An attempt
+   * whose wait budget differs sets its own for the lock; with the same budget
+   * the lock costs no extra statement.
    */
   sessionLockTimeoutMs: number;
   /** How often a recoverable holder renews its lease; 0 never (tests use it to play a stalled holder). */
   renewEveryMs?: (leaseMs: number) => number;
 };
+
+/** What `next()` gives a middleware back: the handler's output, or its error. */
+export type HandlerResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
 
 export type AtomicHandle<TTx> = {
   key: string;

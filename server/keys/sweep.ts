@@ -1,7 +1,7 @@
 /** The periodic in-process deletion of expired idempotency keys. */
 import { env } from "../env";
 import { logger } from "../logger";
-import { deleteExpiredKeys } from "../trpc";
+import { deleteExpiredKeys } from "./runtime";
 import { deleteEventsBefore } from "./events";
 
 export function startExpirySweep(everyMs: number) {

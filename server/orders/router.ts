@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { idInput, strictInput } from "../input";
 import type { Db } from "../../db/client";
-import type { RecoverableHandle } from "../idempotency/middleware";
+import type { RecoverableHandle } from "../idempotency";
 import { orders, payments } from "../../db/schema";
 import { NotFoundError } from "../errors";
 import { formatMinor } from "../money";

@@ -13,7 +13,7 @@ import { createHmac } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
-import { fingerprint } from "../idempotency/canonical";
+import { fingerprint } from "../idempotency";
 import { KeyMismatchError, Ledger, errorReply, reply, type Reply } from "./ledger";
 import { chargeRequestSchema, emptyRequestSchema, refundRequestSchema, webhookSendSchema } from "./schemas";
 

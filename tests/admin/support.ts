@@ -14,7 +14,7 @@
 import { database } from "../../db/client";
 import { createContextInner, type Tenant } from "../../server/context";
 import { ADMIN_COOKIE, issueSession } from "../../server/admin/session";
-import type { KeyState } from "../../server/idempotency/schema";
+import type { KeyState } from "../../server/idempotency";
 import { createCaller } from "../../server/root";
 
 /** What the dashboard's own requests carry: its origin and JSON (admin mutations need both). */

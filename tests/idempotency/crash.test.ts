@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { caller, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
+import { caller, downstreamCalls, eagerEvents, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -148,5 +148,13 @@ describe("a holder still working", () => {
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "1" });
     expect(await effectsFor(tenant.id, key)).toHaveLength(2);
     hooks.delete(key);
+  });
+
+  it("completes without reporting a lost lease when renewals are still in flight at completion", async () => {
+    const keys = Array.from({ length: 30 }, () => uniqueKey("eager"));
+    for (const key of keys) expect((await post(tenant, "/t/eager", { tag: key, amount: 1 }, key)).status).toBe(201);
+    const mine = new Set(keys);
+    expect(eagerEvents.filter((e) => mine.has(e.key) && e.type === "lease_lost")).toEqual([]);
+    expect(eagerEvents.filter((e) => mine.has(e.key) && e.type === "completed")).toHaveLength(keys.length);
   });
 });

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { flushEvents } from "../../server/keys/events";
-import { deleteExpiredKeys } from "../../server/trpc";
+import { deleteExpiredKeys } from "../../server/keys/runtime";
 import { count, downstreamCalls, effectsFor, ensureEffectsTable, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;

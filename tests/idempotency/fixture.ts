@@ -9,10 +9,13 @@ import { z } from "zod";
 import { database } from "../../db/client";
 import { createContextInner } from "../../server/context";
 import { DomainError } from "../../server/errors";
-import { createIdempotency } from "../../server/idempotency/middleware";
+import { createIdempotencyProcedures, type IdempotencyEvent, type RecoverableHandle } from "../../server/idempotency";
+import { flushEvents } from "../../server/keys/events";
+import { idempotencyRuntime } from "../../server/keys/runtime";
 import { createRestHandler } from "../../server/rest/handler";
 import type { Tenant as TestTenant } from "../support/api";
-import { createCallerFactory, idempotencyRuntime, idempotentProcedure, recoverableProcedure, router, tenantProcedure, type RestMeta } from "../../server/trpc";
+import type { Db } from "../../db/client";
+import { createCallerFactory, idempotentProcedure, recoverableProcedure, router, tenantProcedure, type RestMeta } from "../../server/trpc";
 
 export { barrier, newTenant, type Tenant as TestTenant } from "../support/api";
 
@@ -54,10 +57,14 @@ function outcome(i: Input) {
 }
 
 /** A holder that never renews its lease: what a stalled or partitioned process looks like to the others. */
-const stalling = createIdempotency({ ...idempotencyRuntime, renewEveryMs: () => 0 });
+const stalling = createIdempotencyProcedures({ ...idempotencyRuntime, renewEveryMs: () => 0 });
+
+/** Every event of the `eager` holder, which renews its lease every millisecond (renewals are in flight when it completes). */
+export const eagerEvents: IdempotencyEvent[] = [];
+const eager = createIdempotencyProcedures({ ...idempotencyRuntime, renewEveryMs: () => 1, onEvent: (event) => eagerEvents.push(event) });
 
 function recoverableHandler() {
-  return async ({ ctx, input: i }: { ctx: { tenant: { id: string }; idempotency: import("../../server/idempotency/middleware").RecoverableHandle<import("../../db/client").Db> }; input: Input }) => {
+  return async ({ ctx, input: i }: { ctx: { tenant: { id: string }; idempotency: RecoverableHandle<Db> }; input: Input }) => {
     const h = ctx.idempotency;
     const recorded = await h.phase("recorded", async (tx) => {
       const [row] = await tx.insert(effects).values({ tenantId: ctx.tenant.id, key: h.key, note: `${i.tag}:recorded`, amount: i.amount }).returning();
@@ -102,7 +109,12 @@ export const testRouter = router({
   stalling: tenantProcedure
     .meta({ idempotent: true, ...rest("/t/stalling") })
     .input(input)
-    .use(stalling.recoverable({ leaseMs: 400, waitMs: 0 }))
+    .concat(stalling.recoverable({ leaseMs: 400, waitMs: 0 }))
+    .mutation(recoverableHandler()),
+  eager: tenantProcedure
+    .meta({ idempotent: true, ...rest("/t/eager") })
+    .input(input)
+    .concat(eager.recoverable({ waitMs: 0 }))
     .mutation(recoverableHandler()),
 });
 
@@ -125,7 +137,9 @@ export async function effectsFor(tenantId: string, key: string) {
   return database().sql<{ note: string }[]>`select note from test_effects where tenant_id = ${tenantId} and key = ${key} order by id`;
 }
 
+/** The key's row; pending events are written first, since the replay count comes from them. */
 export async function keyRow(tenantId: string, key: string) {
+  await flushEvents();
   const [row] = await database().sql<
     { state: string; fingerprint: string; response_status: number | null; response_body: string | null; replay_count: number; fence: string; recovery_point: string; lease_expired: boolean }[]
   >`select state, fingerprint, response_status, response_body, replay_count, fence, recovery_point, coalesce(locked_until <= now(), true) as lease_expired

@@ -5,6 +5,7 @@ import { DomainError, publicProblem } from "@/server/errors";
 import { readJsonBody } from "@/server/rest/body";
 import { problemResponse } from "@/server/rest/respond";
 import { appRouter } from "@/server/root";
+import { responseMeta } from "./response-meta";
 
 export const dynamic = "force-dynamic";
 
@@ -14,8 +15,7 @@ const handle = (req: Request) =>
     req,
     router: appRouter,
     createContext,
-    // Lets the browser see what the middleware decided (e.g. Idempotent-Replayed).
-    responseMeta: ({ ctx }) => ({ headers: ctx?.response.headers }),
+    responseMeta,
     // Internal errors are logged, with their request id, by the error formatter (server/errors.ts publicProblem).
   });
 

@@ -1,0 +1,167 @@
+/**
+ * The one acquisition step both flavours use. Given an attempt, it takes the
+ * key's transaction-scoped advisory lock, reads the key row, and applies the
+ * decision table of README.md (`decide`, its only copy in code):
+ * - you own the key: `work` runs inside the locked transaction with the fence
+ *   to write under and where the work stands (recovery point and data);
+ * - replay this stored result;
+ * - or a refusal: mismatch (422), still in progress after the wait (409).
+ *
+ * The lock is what makes the two flavours exclude each other on one key, and
+ * it is transaction-scoped (pg_advisory_xact_lock), so it also holds behind a
+ * transaction-mode pooler and ends with the transaction, whatever happens.
+ */
+import { createHash } from "node:crypto";
+import { TRPCError } from "@trpc/server";
+import type { Sql } from "postgres";
+import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type IdempotencyError } from "./errors";
+import { IdempotencyEventType as E, type IdempotencyEvent } from "./events";
+import { KeyState } from "./schema";
+import * as store from "./store";
+import { inTransaction, isLockTimeout, type KeyTransaction } from "./transaction";
+
+/** One request's hold on its key: what it would store, its budgets, and how it reports events. */
+export type Attempt = store.Request & {
+  leaseMs: number;
+  /** How long a duplicate waits for the holder before `409`; 0 answers at once. */
+  waitMs: number;
+  /** The lock_timeout the pool's connections run with: a wait of that length needs no SET LOCAL. */
+  sessionLockTimeoutMs: number;
+  event: (type: IdempotencyEvent["type"], extra?: Partial<IdempotencyEvent>) => void;
+};
+
+export const Decision = {
+  Claim: "claim",
+  Replay: "replay",
+  Mismatch: "mismatch",
+  Wait: "wait",
+  Takeover: "takeover",
+  Replace: "replace",
+} as const;
+export type Decision = (typeof Decision)[keyof typeof Decision];
+
+/** The decision table of README.md: what an attempt does with the key row it finds (or does not). */
+export function decide(row: store.KeyRow | undefined, fingerprint: string): Decision {
+  if (!row) return Decision.Claim;
+  if (row.expired) return Decision.Replace;
+  if (row.fingerprint !== fingerprint) return Decision.Mismatch;
+  if (row.state !== KeyState.InProgress) return Decision.Replay;
+  return row.leaseOver ? Decision.Takeover : Decision.Wait;
+}
+
+/** The event a take is reported as. */
+const TAKEN: Record<string, IdempotencyEvent["type"]> = { [Decision.Claim]: E.Claimed, [Decision.Takeover]: E.Takeover, [Decision.Replace]: E.Expired };
+
+/** Reports how the key was taken (claimed, taken over, replaced after expiry), once the flavour holds it. */
+export function announce(a: Attempt, owned: Owned): void {
+  a.event(TAKEN[owned.how]!, { fence: owned.fence, ...(owned.how === Decision.Takeover && { recoveryPoint: owned.recoveryPoint }) });
+}
+
+/** What the owner of a key gets: the fence it writes under, and the fence the row had before (0: no row). */
+export type Owned = Omit<store.Claim, "generation"> & { seenFence: number; how: Decision };
+
+export type Acquired<T> = { kind: "owned"; value: T } | { kind: "replay"; row: store.KeyRow };
+
+/** A 64-bit lock id for the key, the same in every process (the advisory lock space is per database). */
+export function lockId(k: store.KeyRef): string {
+  return createHash("sha256").update(`${k.tenantId}\0${k.key}`).digest().readBigInt64BE(0).toString();
+}
+
+/** Seconds until the holder's lease runs out, at least 1 (an atomic holder has no lease on record: 1). */
+export const retryAfterSeconds = (row: store.KeyRow | undefined) => Math.max(1, Math.ceil((row?.leaseMsLeft ?? 0) / 1000));
+
+/** Reports the refusal as an event and throws it as the tRPC error the transports map. */
+export function refuse(a: Attempt, error: IdempotencyError): never {
+  if (error instanceof IdempotencyKeyMismatchError) a.event(E.Mismatch);
+  if (error instanceof IdempotencyKeyInProgressError) a.event(E.Conflict);
+  throw new TRPCError({ code: error.code, message: error.message, cause: error });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Opens the key's transaction: BEGIN, the advisory lock (waiting at most
+ * `waitMs`), an optional savepoint after it (a rollback to it keeps the lock),
+ * and the row, in one round trip. The row is read by its own statement after
+ * the lock, so it sees what the previous holder committed.
+ */
+async function lockAndLoad(t: KeyTransaction, a: Attempt, savepoint: string | undefined): Promise<store.KeyRow | undefined> {
+  // lock_timeout 0 would mean "wait forever": a zero budget is the shortest wait there is.
+  const budget = Math.max(1, Math.floor(a.waitMs));
+  const own = budget !== a.sessionLockTimeoutMs;
+  const setup = [
+    own ? `set local lock_timeout = ${budget}` : "",
+    `select pg_advisory_xact_lock(${lockId(a)})`,
+    own ? "set local lock_timeout to default" : "",
+    savepoint ? `savepoint ${savepoint}` : "",
+  ].filter(Boolean);
+  const [rows] = await t.begin(setup.join("; "), store.load(t.conn, a));
+  return store.loaded(rows);
+}
+
+/** Polls a holder with a live lease until it finishes, lets go, or the wait budget is spent (409). */
+async function waitForHolder(sql: Sql, a: Attempt): Promise<store.KeyRow | undefined> {
+  const deadline = Date.now() + a.waitMs;
+  for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
+    const row = store.loaded(await store.load(sql, a));
+    if (decide(row, a.fingerprint) !== Decision.Wait) return row;
+    if (Date.now() + pause > deadline) refuse(a, new IdempotencyKeyInProgressError(a.key, retryAfterSeconds(row)));
+    await sleep(pause);
+  }
+}
+
+/**
+ * The acquisition step. `work` runs in the locked transaction once the key is
+ * this attempt's to take, and must end that transaction (commit) or return
+ * undefined to look again (the row changed under a lock-free writer).
+ */
+export async function acquire<T>(
+  sql: Sql,
+  a: Attempt,
+  work: (t: KeyTransaction, owned: Owned) => Promise<T | undefined>,
+  options: { savepoint?: string } = {},
+): Promise<Acquired<T>> {
+  let first = true;
+  for (;;) {
+    const step = await inTransaction(sql, async (t): Promise<Acquired<T> | { kind: "wait" } | undefined> => {
+      if (first) {
+        first = false;
+        // A completed key is immutable until it expires: its replay (and a
+        // mismatch) needs no lock and no transaction, only the row. Read on the
+        // connection the lock would take, so a first attempt stays on one backend.
+        const seen = store.loaded(await store.load(t.conn, a));
+        const early = decide(seen, a.fingerprint);
+        if (early === Decision.Replay) return { kind: "replay", row: seen! };
+        if (early === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, seen!.procedure));
+      }
+      let row: store.KeyRow | undefined;
+      try {
+        row = await lockAndLoad(t, a, options.savepoint);
+      } catch (error) {
+        if (!isLockTimeout(error)) throw error;
+        await t.rollback();
+        refuse(a, new IdempotencyKeyInProgressError(a.key, retryAfterSeconds(store.loaded(await store.load(sql, a))), { cause: error }));
+      }
+      const decision = decide(row, a.fingerprint);
+      if (decision === Decision.Replay) return { kind: "replay", row: row! };
+      if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row!.procedure));
+      if (decision === Decision.Wait) return { kind: "wait" };
+      const owned: Owned = {
+        fence: (row?.fence ?? 0) + 1,
+        seenFence: row?.fence ?? 0,
+        how: decision,
+        // A replaced key starts over; a taken-over key resumes where its last holder got to.
+        recoveryPoint: decision === Decision.Takeover ? row!.recoveryPoint : "started",
+        recoveryData: decision === Decision.Takeover ? row!.recoveryData : null,
+      };
+      const value = await work(t, owned);
+      return value === undefined ? undefined : { kind: "owned", value };
+    });
+    if (step?.kind === "owned" || step?.kind === "replay") return step;
+    if (step?.kind === "wait") {
+      // Outside the lock: the holder's own statements (renewal, phases) take no advisory lock, but a fresh claim would wait behind us.
+      const settled = await waitForHolder(sql, a);
+      if (settled && decide(settled, a.fingerprint) === Decision.Replay) return { kind: "replay", row: settled };
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The atomic flavour: the handler's writes and the key row commit in ONE
+ * transaction, and the key row is written once, at the end.
+ *
+ * 1. One round trip: BEGIN, the key's advisory lock (a duplicate waits here,
+ *    at most `waitMs`), a SAVEPOINT, and the key row's lookup.
+ * 2. The handler writes through `ctx.idempotency.tx`.
+ * 3. One round trip: the key row (completed, failed, or released) and COMMIT.
+ *
+ * A duplicate that waited on the lock then finds the committed row and
+ * replays it. A crash rolls back the handler's writes and leaves no row. A
+ * final error rolls back to the savepoint (the lock stays) and stores the
+ * refusal; an unexpected error stores a released row instead, so the
+ * fingerprint stays pinned and the next retry takes the key over at once.
+ */
+import { acquire, announce, type Attempt } from "./acquire";
+import { IdempotencyEventType as E } from "./events";
+import { outcomeOf } from "./policy";
+import { KeyState } from "./schema";
+import * as store from "./store";
+import type { AtomicHandle, HandlerResult, IdempotencyRuntime, StoredResponse } from "./types";
+
+const WORK = "eo_work";
+
+export type Settled<R> = { result: R; stored?: StoredResponse };
+
+export function runAtomic<TTx, R extends HandlerResult>(
+  runtime: IdempotencyRuntime<TTx>,
+  a: Attempt,
+  successStatus: number,
+  run: (handle: AtomicHandle<TTx>) => Promise<R>,
+) {
+  return acquire(
+    runtime.sql(),
+    a,
+    async (t, owned): Promise<Settled<R>> => {
+      announce(a, owned);
+      const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
+      const outcome = outcomeOf(runtime, successStatus, result);
+      if (!result.ok) await t.rollback(WORK);
+      const row: store.Put = outcome
+        ? { state: outcome.state, leaseMs: null, status: outcome.status, body: outcome.body }
+        : { state: KeyState.InProgress, leaseMs: 0, status: null, body: null };
+      await t.commit(store.put(t.conn, a, owned.seenFence, row, { orFail: true }));
+      if (outcome) a.event(E.Completed, { fence: owned.fence, status: outcome.status });
+      else a.event(E.Released, { fence: owned.fence });
+      return { result, stored: outcome && { status: outcome.status, body: outcome.body } };
+    },
+    { savepoint: WORK },
+  );
+}

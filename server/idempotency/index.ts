@@ -1,0 +1,24 @@
+/**
+ * The public surface of the idempotency middleware. Everything outside this
+ * folder imports from here; two other entry points exist for reasons of
+ * their own: `schema.ts` (read by drizzle-kit through db/schema) and
+ * `client/` (the browser's side, which must not pull in the server).
+ */
+export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta, type ResponseSink } from "./procedures";
+export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse } from "./types";
+
+// The acquisition step and the decision table: a server-side completer finds
+// stale keys (`isStale`) and runs their procedure again through a caller; the
+// acquisition takes the key over under a new fence and the recoverable
+// handler resumes at its recovery point.
+export { acquire, decide, Decision, type Attempt, type Owned } from "./acquire";
+
+// Rules every reader shares, and what operators do to keys.
+export { DISPLAY_STATES, DisplayState, isExpired, isStale, STORED_STATES } from "./rules";
+export { deleteExpired, hasExpiredKeys, releaseKey, type CleanupOptions, type Released } from "./operator";
+
+export { canonicalJson, fingerprint } from "./canonical";
+export * from "./errors";
+export { IdempotencyEventType, type IdempotencyEvent, type IdempotencyEventSink } from "./events";
+export { IDEMPOTENCY_KEY_HEADER } from "./key";
+export { idempotencyKeys, KeyState, type IdempotencyRecord } from "./schema";

@@ -1,0 +1,105 @@
+/**
+ * The tRPC binding: the two flavours as reusable, typed procedure builders,
+ * on tRPC 11's `.concat()` ("define a partial procedure that can be used with
+ * any tRPC instance that matches the context and metadata of the plugin").
+ * The builder below exists only to declare what the middleware needs from
+ * the app's context and meta; it creates no router, and the app's single
+ * `initTRPC` stays in server/trpc.ts:
+ *
+ *   tenantProcedure.input(schema).concat(idempotency.atomic())
+ *
+ * Input validation runs before the claim because `.input()` comes first: a
+ * malformed request pins nothing.
+ */
+import { initTRPC, TRPCError } from "@trpc/server";
+// The one internal import: a middleware that answers without calling next()
+// (a replay) must hand tRPC a result carrying this marker; tRPC exports no
+// public way to build one.
+import { middlewareMarker } from "@trpc/server/unstable-core-do-not-import";
+import type { Attempt } from "./acquire";
+import { runAtomic, type Settled } from "./atomic";
+import { fingerprint } from "./canonical";
+import { IdempotencyError } from "./errors";
+import { readIdempotencyKey } from "./key";
+import { runRecoverable } from "./recoverable";
+import { KeyState } from "./schema";
+import type { KeyRow } from "./store";
+import type { IdempotencyRuntime, ProcedureOptions, StoredResponse } from "./types";
+
+/** Where a transport picks up the exact stored bytes (REST sends them verbatim) and headers. */
+export type ResponseSink = { status?: number; body?: string; headers: Headers };
+
+/** What the middleware reads from the app's context: keys are scoped by tenant. */
+export type IdempotencyContext = { headers: Headers; tenant: { id: string }; response: ResponseSink };
+
+/** The status a stored success is replayed with: the REST route's (trpc-to-openapi style meta), else 200. */
+export type IdempotencyMeta = { rest?: { status?: number } };
+
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+
+export function createIdempotencyProcedures<TTx>(runtime: IdempotencyRuntime<TTx>) {
+  const t = initTRPC.context<IdempotencyContext>().meta<IdempotencyMeta>().create();
+
+  function attempt(ctx: IdempotencyContext, path: string, input: unknown, options: ProcedureOptions): Attempt {
+    let key: string;
+    try {
+      key = readIdempotencyKey(ctx.headers);
+    } catch (error) {
+      if (error instanceof IdempotencyError) throw new TRPCError({ code: error.code, message: error.message, cause: error });
+      throw error;
+    }
+    const o = { ...runtime.defaults, ...options };
+    const fp = fingerprint(path, input);
+    const tenantId = ctx.tenant.id;
+    return {
+      tenantId,
+      key,
+      procedure: path,
+      fingerprint: fp.hash,
+      request: fp.request,
+      ttlMs: o.ttlMs,
+      leaseMs: o.leaseMs,
+      waitMs: o.waitMs,
+      sessionLockTimeoutMs: runtime.sessionLockTimeoutMs,
+      event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }),
+    };
+  }
+
+  function respond(ctx: IdempotencyContext, stored: StoredResponse | undefined, replayed: boolean) {
+    if (!stored) return;
+    ctx.response.status = stored.status;
+    ctx.response.body = stored.body;
+    if (replayed) ctx.response.headers.set(REPLAYED_HEADER, "true");
+  }
+
+  function replay(ctx: IdempotencyContext, a: Attempt, row: KeyRow) {
+    const stored = { status: row.responseStatus!, body: row.responseBody! };
+    a.event("replayed", { status: stored.status, fence: row.fence });
+    respond(ctx, stored, true);
+    if (row.state === KeyState.Completed) return { ok: true as const, data: JSON.parse(stored.body) as unknown, marker: middlewareMarker, ctx };
+    return { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker };
+  }
+
+  function answer<R>(ctx: IdempotencyContext, a: Attempt, acquired: { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: KeyRow }) {
+    if (acquired.kind === "replay") return replay(ctx, a, acquired.row);
+    respond(ctx, acquired.value.stored, false);
+    return acquired.value.result;
+  }
+
+  return {
+    /** Handler writes go through `ctx.idempotency.tx` and commit with the stored result. */
+    atomic: (options: ProcedureOptions = {}) =>
+      t.procedure.use(async ({ ctx, meta, path, input, next }) => {
+        const a = attempt(ctx, path, input, options);
+        const acquired = await runAtomic(runtime, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }));
+        return answer(ctx, a, acquired);
+      }),
+    /** Handlers call out between `ctx.idempotency.phase(...)`s, with `ctx.idempotency.downstreamKey`. */
+    recoverable: (options: ProcedureOptions = {}) =>
+      t.procedure.use(async ({ ctx, meta, path, input, next }) => {
+        const a = attempt(ctx, path, input, options);
+        const acquired = await runRecoverable(runtime, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }));
+        return answer(ctx, a, acquired);
+      }),
+  };
+}

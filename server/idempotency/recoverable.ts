@@ -1,0 +1,127 @@
+/**
+ * The recoverable flavour, after brandur's atomic phases: for handlers that
+ * call out (a payment provider), where one transaction cannot span the call.
+ *
+ * 1. The acquisition commits the claim (in progress, under a lease and a fence).
+ * 2. Each `phase(name, fn)` runs in its own transaction that first locks the
+ *    key row under this holder's fence, then commits its writes with the
+ *    recovery point `name` and its JSON result. An attempt that took the key
+ *    over skips the phases already committed and resumes after the last one.
+ * 3. The holder renews its lease while it works; once it lost the key (its
+ *    fence is stale) it can write no phase and cannot complete.
+ * 4. The result is stored (completed or failed) under the fence, or the key
+ *    is released for the next retry (the result policy, policy.ts).
+ */
+import { createHash } from "node:crypto";
+import type { Sql } from "postgres";
+import { acquire, announce, refuse, type Attempt } from "./acquire";
+import type { Settled } from "./atomic";
+import { IdempotencyLeaseLostError } from "./errors";
+import { IdempotencyEventType as E } from "./events";
+import { outcomeOf } from "./policy";
+import { KeyState } from "./schema";
+import * as store from "./store";
+import { inTransaction } from "./transaction";
+import type { HandlerResult, IdempotencyRuntime, RecoverableHandle } from "./types";
+
+/** The key the provider dedupes on: tenant, key and the key's generation (a reused expired key is a new operation). */
+export const downstreamKeyOf = (k: store.KeyRef, generation: string) =>
+  createHash("sha256").update(`${k.tenantId}\0${k.key}\0${generation}`).digest("hex").slice(0, 48);
+
+/** Renews the lease every `everyMs` until stopped; reports a renewal that finds the key gone to someone else. */
+function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
+  const lost = new AbortController();
+  let stopped = false;
+  const lose = () => {
+    if (lost.signal.aborted) return;
+    a.event(E.LeaseLost, { fence });
+    lost.abort(new IdempotencyLeaseLostError(a.key, fence));
+  };
+  const timer =
+    everyMs > 0
+      ? setInterval(() => {
+          store.renew(sql, a, fence, a.leaseMs).then(
+            // A renewal still in flight when the holder completes finds no in-progress row: that is not a lost lease.
+            (rows) => rows.length === 0 && !stopped && lose(),
+            () => undefined,
+          );
+        }, everyMs)
+      : undefined;
+  return {
+    signal: lost.signal,
+    lose,
+    /** Stops renewing before the key is completed or released. */
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}
+
+export async function runRecoverable<TTx, R extends HandlerResult>(
+  runtime: IdempotencyRuntime<TTx>,
+  a: Attempt,
+  successStatus: number,
+  run: (handle: RecoverableHandle<TTx>) => Promise<R>,
+) {
+  const sql = runtime.sql();
+  const taken = await acquire(sql, a, async (t, owned) => {
+    const [rows] = await t.commit(store.put(t.conn, a, owned.seenFence, { state: KeyState.InProgress, leaseMs: a.leaseMs, status: null, body: null }));
+    const claim = store.claimed(rows);
+    if (claim) announce(a, owned);
+    return claim;
+  });
+  if (taken.kind === "replay") return taken;
+  const { fence, generation, recoveryData } = taken.value;
+
+  const lease = holdLease(sql, a, fence, runtime.renewEveryMs ? runtime.renewEveryMs(a.leaseMs) : Math.floor(a.leaseMs / 3));
+  const done: Record<string, unknown> = { ...(recoveryData ?? {}) };
+  const handle: RecoverableHandle<TTx> = {
+    key: a.key,
+    downstreamKey: downstreamKeyOf(a, generation),
+    recoveryPoint: taken.value.recoveryPoint,
+    signal: lease.signal,
+    phase: async (name, fn) => {
+      if (lease.signal.aborted) throw lease.signal.reason;
+      if (name in done) return done[name] as never;
+      return inTransaction(sql, async (t) => {
+        const [mine] = await t.begin("", store.lockOwned(t.conn, a, fence));
+        if (mine!.length === 0) {
+          lease.lose();
+          throw lease.signal.reason;
+        }
+        const value = await fn(runtime.transaction(t.conn));
+        done[name] = value ?? null;
+        await t.commit(store.savePoint(t.conn, a, fence, name, done, a.leaseMs));
+        handle.recoveryPoint = name;
+        return value;
+      });
+    },
+  };
+
+  let result: R;
+  try {
+    result = await run(handle);
+  } finally {
+    lease.stop();
+  }
+  // Whatever the handler made of it, an attempt that lost its key must say so.
+  if (lease.signal.aborted) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
+  const outcome = outcomeOf(runtime, successStatus, result);
+  if (!outcome) {
+    await store.release(sql, a, fence);
+    a.event(E.Released, { fence, recoveryPoint: handle.recoveryPoint });
+    return { kind: "owned" as const, value: { result } satisfies Settled<R> };
+  }
+  const completed = await store.complete(sql, a, fence, outcome).catch(async (error: unknown) => {
+    // The database failed us mid-completion: let the next retry take over at once instead of waiting out the lease.
+    await store.release(sql, a, fence).catch(() => undefined);
+    throw error;
+  });
+  if (completed.length === 0) {
+    lease.lose();
+    refuse(a, new IdempotencyLeaseLostError(a.key, fence));
+  }
+  a.event(E.Completed, { fence, status: outcome.status });
+  return { kind: "owned" as const, value: { result, stored: { status: outcome.status, body: outcome.body } } satisfies Settled<R> };
+}

@@ -1,0 +1,64 @@
+/**
+ * A reserved connection inside a transaction, rolled back and released
+ * whatever happens. Statements are pipelined with BEGIN and with COMMIT (sent
+ * together, one round trip), so the middleware adds statements, not waits.
+ */
+import type { ReservedSql, Sql } from "postgres";
+
+/** PostgreSQL's lock_not_available: a lock wait ran past `lock_timeout`. */
+export const LOCK_NOT_AVAILABLE = "55P03";
+
+export const isLockTimeout = (error: unknown) => (error as { code?: string } | undefined)?.code === LOCK_NOT_AVAILABLE;
+
+/** Unsent postgres-js queries: each is sent when awaited, so their order in the list is their order on the wire. */
+type Statements = readonly PromiseLike<unknown>[];
+type Results<T extends Statements> = { -readonly [K in keyof T]: Awaited<T[K]> };
+
+/** Sends `statements` in order in one pipeline; the first failure (in order) is thrown once all have settled. */
+async function pipeline(statements: Statements): Promise<unknown[]> {
+  const settled = await Promise.allSettled(statements);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value);
+}
+
+export class KeyTransaction {
+  private open = false;
+  constructor(readonly conn: ReservedSql) {}
+
+  /** BEGIN (with `setup`, plain SQL sent as one simple query) pipelined with `statements`; returns their rows. */
+  async begin<T extends Statements>(setup: string, ...statements: T): Promise<Results<T>> {
+    this.open = true;
+    const [, ...rows] = await pipeline([this.conn.unsafe(setup ? `begin; ${setup}` : "begin"), ...statements]);
+    return rows as Results<T>;
+  }
+
+  /** `statements` pipelined with COMMIT; returns their rows. */
+  async commit<T extends Statements>(...statements: T): Promise<Results<T>> {
+    const rows = await pipeline([...statements, this.conn.unsafe("commit")]);
+    this.open = false;
+    return rows.slice(0, -1) as Results<T>;
+  }
+
+  async rollback(to?: string): Promise<void> {
+    if (to) return void (await this.conn.unsafe(`rollback to savepoint ${to}`));
+    this.open = false;
+    await this.conn.unsafe("rollback");
+  }
+
+  /** A connection must never go back to the pool inside a transaction (failed or not). */
+  async close(): Promise<void> {
+    if (this.open) await this.conn.unsafe("rollback").catch(() => undefined);
+    this.open = false;
+    this.conn.release();
+  }
+}
+
+export async function inTransaction<T>(sql: Sql, work: (t: KeyTransaction) => Promise<T>): Promise<T> {
+  const t = new KeyTransaction(await sql.reserve());
+  try {
+    return await work(t);
+  } finally {
+    await t.close();
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The acquisition step on its own, against the real database: every row of
+ * the decision table (README.md), then the advisory lock it takes: a
+ * duplicate waits on it and replays, a wait over budget is a 409 with a
+ * Retry-After taken from the holder's lease (REST and tRPC alike), the two
+ * flavours exclude each other on one key, and a replay writes nothing.
+ */
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import type { TRPCError } from "@trpc/server";
+import { beforeAll, describe, expect, it } from "vitest";
+import { responseMeta } from "../../app/api/trpc/[trpc]/response-meta";
+import { database } from "../../db/client";
+import { createContextInner } from "../../server/context";
+import { acquire, Decision, fingerprint, type Attempt } from "../../server/idempotency";
+import { trpcError } from "../support/api";
+import { caller, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, testRouter, uniqueKey, type TestTenant } from "./fixture";
+
+let tenant: TestTenant;
+beforeAll(async () => {
+  await ensureEffectsTable();
+  tenant = await newTenant("acquire");
+});
+
+const PROCEDURE = "t.direct";
+
+function attemptFor(key: string, input: unknown, waitMs = 0): Attempt {
+  const fp = fingerprint(PROCEDURE, input);
+  return {
+    tenantId: tenant.id,
+    key,
+    procedure: PROCEDURE,
+    fingerprint: fp.hash,
+    request: fp.request,
+    ttlMs: 60_000,
+    leaseMs: 30_000,
+    waitMs,
+    sessionLockTimeoutMs: 10_000,
+    event: () => undefined,
+  };
+}
+
+type Seed = { state: "in_progress" | "completed" | "failed"; sameRequest: boolean; leaseMs: number | null; expired: boolean };
+
+/** Writes the key row a case starts from, as an earlier attempt would have left it. */
+async function seed(a: Attempt, s: Seed) {
+  const done = s.state !== "in_progress";
+  const fp = s.sameRequest ? a.fingerprint : fingerprint(PROCEDURE, { other: true }).hash;
+  await database().sql`
+    insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, fence, locked_until,
+                                  recovery_point, recovery_data, response_status, response_body, completed_at, expires_at)
+    values (${a.tenantId}, ${a.key}, ${PROCEDURE}, ${fp}, ${a.request}, ${s.state}, 4,
+            now() + ${s.leaseMs}::float8 * interval '1 millisecond',
+            ${done ? "started" : "charged"}, ${done ? null : '{"charged":{"id":7}}'}::jsonb,
+            ${done ? (s.state === "completed" ? 201 : 402) : null}, ${done ? '{"stored":true}' : null},
+            ${done ? new Date().toISOString() : null}::timestamptz,
+            now() + ${s.expired ? -1000 : 60_000} * interval '1 millisecond')`;
+}
+
+const live = 30_000;
+const over = -1_000;
+
+describe("the decision table, row by row", () => {
+  it.each([
+    { row: "none", seed: undefined, decision: Decision.Claim, seenFence: 0, recoveryPoint: "started" },
+    { row: "completed, same request", seed: { state: "completed", sameRequest: true, leaseMs: null, expired: false }, decision: Decision.Replay },
+    { row: "failed (final error), same request", seed: { state: "failed", sameRequest: true, leaseMs: null, expired: false }, decision: Decision.Replay },
+    { row: "completed, other request", seed: { state: "completed", sameRequest: false, leaseMs: null, expired: false }, decision: Decision.Mismatch },
+    { row: "in progress, other request", seed: { state: "in_progress", sameRequest: false, leaseMs: live, expired: false }, decision: Decision.Mismatch },
+    { row: "in progress, lease alive", seed: { state: "in_progress", sameRequest: true, leaseMs: live, expired: false }, decision: Decision.Wait },
+    { row: "in progress, lease over", seed: { state: "in_progress", sameRequest: true, leaseMs: over, expired: false }, decision: Decision.Takeover, seenFence: 4, recoveryPoint: "charged" },
+    { row: "released (no lease)", seed: { state: "in_progress", sameRequest: true, leaseMs: null, expired: false }, decision: Decision.Takeover, seenFence: 4, recoveryPoint: "charged" },
+    { row: "expired, any request", seed: { state: "completed", sameRequest: false, leaseMs: null, expired: true }, decision: Decision.Replace, seenFence: 4, recoveryPoint: "started" },
+  ] satisfies { row: string; seed: Seed | undefined; decision: Decision; seenFence?: number; recoveryPoint?: string }[])(
+    "$row → $decision",
+    async (c) => {
+      const a = attemptFor(uniqueKey("table"), { n: 1 });
+      if (c.seed) await seed(a, c.seed);
+      const work = async () => ({ held: true });
+      if (c.decision === Decision.Mismatch || c.decision === Decision.Wait) {
+        const error = await trpcError(acquire(database().sql, a, work));
+        expect(error.code).toBe(c.decision === Decision.Mismatch ? "UNPROCESSABLE_CONTENT" : "CONFLICT");
+        // The refusal leaves the row as it was.
+        expect((await keyRow(a.tenantId, a.key))?.fence).toBe("4");
+        return;
+      }
+      let owned: unknown;
+      const acquired = await acquire(database().sql, a, async (_t, o) => {
+        owned = o;
+        return work();
+      });
+      if (c.decision === Decision.Replay) {
+        expect(acquired).toMatchObject({ kind: "replay", row: { responseBody: '{"stored":true}', state: c.seed!.state } });
+        return;
+      }
+      expect(acquired).toEqual({ kind: "owned", value: { held: true } });
+      expect(owned).toMatchObject({ how: c.decision, seenFence: c.seenFence, fence: c.seenFence! + 1, recoveryPoint: c.recoveryPoint });
+      // Nothing was written: the work ended its transaction without a commit.
+      expect((await keyRow(a.tenantId, a.key))?.fence).toBe(c.seed ? "4" : undefined);
+    },
+  );
+});
+
+/** Whether someone is waiting, right now, for a transaction-scoped advisory lock. */
+async function advisoryWaiters(): Promise<number> {
+  const [row] = await database().sql<{ n: number }[]>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`;
+  return row!.n;
+}
+
+async function until(condition: () => Promise<boolean>) {
+  while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe("the key's advisory lock", () => {
+  it("a duplicate of a running atomic attempt waits on the lock, then replays; the work ran once", async () => {
+    for (let i = 0; i < 5; i++) {
+      const key = uniqueKey("lockwait");
+      const hold = park(key, "after-write");
+      const first = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
+      await hold.entered;
+      let settled = false;
+      const second = post(tenant, "/t/atomic", { tag: key, amount: 1 }, key).then((res) => ((settled = true), res));
+      await until(async () => settled || (await advisoryWaiters()) > 0);
+      expect(settled).toBe(false);
+      hold.release();
+      const [a, b] = await Promise.all([first, second]);
+      expect(b.status).toBe(201);
+      expect(b.headers.get("idempotent-replayed")).toBe("true");
+      expect(JSON.parse(await b.text())).toEqual(a);
+      expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+      hooks.delete(key);
+    }
+  });
+
+  it("over the wait budget: 409 whose Retry-After is what the holder's lease still runs, over REST and over tRPC", async () => {
+    const key = uniqueKey("retryafter");
+    // The holder commits its claim (a 30 s lease) and stops between its phases.
+    const hold = park(key, "between");
+    const first = post(tenant, "/t/recoverable-no-wait", { tag: key, amount: 1 }, key);
+    await hold.entered;
+    const rest = await post(tenant, "/t/recoverable-no-wait", { tag: key, amount: 1 }, key);
+    expect(rest.status).toBe(409);
+    const seconds = Number(rest.headers.get("retry-after"));
+    // Derived from the lease (30 s from the claim, a moment ago), never the fixed 1 s of old.
+    expect(seconds).toBeGreaterThan(20);
+    expect(seconds).toBeLessThanOrEqual(30);
+
+    const trpc = await fetchRequestHandler({
+      endpoint: "/api/trpc",
+      req: new Request("http://test/api/trpc/recoverableNoWait", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ tag: key, amount: 1 }),
+      }),
+      router: testRouter,
+      createContext: ({ req }) => createContextInner({ tenant, headers: req.headers }),
+      responseMeta,
+    });
+    expect(trpc.status).toBe(409);
+    expect(Number(trpc.headers.get("retry-after"))).toBeGreaterThan(20);
+    expect(Number(trpc.headers.get("retry-after"))).toBeLessThanOrEqual(30);
+
+    hold.release();
+    expect((await first).status).toBe(201);
+    expect(await effectsFor(tenant.id, key)).toHaveLength(2);
+    hooks.delete(key);
+  });
+
+  it("the two flavours exclude each other on one key: a recoverable claim waits for a running atomic attempt, then refuses", async () => {
+    for (let i = 0; i < 5; i++) {
+      const key = uniqueKey("cross");
+      const hold = park(key, "after-write");
+      const atomic = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
+      await hold.entered;
+      let settled = false;
+      const recoverable = (await caller(tenant, key)).recoverable({ tag: key, amount: 1 }).then(
+        () => ((settled = true), undefined),
+        (error: TRPCError) => ((settled = true), error),
+      );
+      await until(async () => settled || (await advisoryWaiters()) > 0 || (await effectsFor(tenant.id, key)).length > 0);
+      expect(settled).toBe(false);
+      // Nothing of the recoverable attempt has run or been claimed while the atomic one holds the key.
+      expect(await effectsFor(tenant.id, key)).toHaveLength(0);
+      hold.release();
+      await atomic;
+      const refused = await recoverable;
+      // Another procedure with the same key: a different request, so a mismatch, and nothing ran.
+      expect(refused?.code).toBe("UNPROCESSABLE_CONTENT");
+      expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([key]);
+      expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "1" });
+      hooks.delete(key);
+    }
+  });
+
+  it("an atomic attempt meeting a running recoverable one refuses without running", async () => {
+    const key = uniqueKey("cross2");
+    const hold = park(key, "between");
+    const recoverable = post(tenant, "/t/recoverable", { tag: key, amount: 1 }, key);
+    await hold.entered;
+    const atomic = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
+    expect(atomic.status).toBe(422);
+    hold.release();
+    expect((await recoverable).status).toBe(201);
+    expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([`${key}:recorded`, `${key}:settled`]);
+    hooks.delete(key);
+  });
+});
+
+describe("a replay writes nothing", () => {
+  it("replays answer while another transaction holds the key row locked; their count comes from the event writer", async () => {
+    for (const path of ["/t/atomic", "/t/recoverable"]) {
+      const key = uniqueKey("nowrite");
+      const first = await post(tenant, path, { tag: key, amount: 3 }, key);
+      expect(first.status).toBe(201);
+      // Any write to the key row on the request path would now wait for this lock (and fail after lock_timeout).
+      const blocker = await database().sql.reserve();
+      try {
+        await blocker`begin`;
+        await blocker`select 1 from idempotency_keys where tenant_id = ${tenant.id} and key = ${key} for update`;
+        for (let i = 0; i < 3; i++) {
+          const replay = await post(tenant, path, { tag: key, amount: 3 }, key);
+          expect(replay.headers.get("idempotent-replayed")).toBe("true");
+          expect(await replay.text()).toBe(await first.clone().text());
+        }
+      } finally {
+        await blocker`rollback`;
+        blocker.release();
+      }
+      // The batched event writer adds them up (keyRow flushes it first).
+      expect((await keyRow(tenant.id, key))!.replay_count).toBe(3);
+    }
+  });
+});
