@@ -3,8 +3,10 @@
  * the decision table (README.md), then the advisory lock it takes: a
  * duplicate waits on it and replays, a wait over budget is a 409 with a
  * Retry-After taken from the holder's lease (REST and tRPC alike), the two
- * flavours exclude each other on one key, and a replay writes nothing.
+ * flavours exclude each other on one key, a replay writes nothing, and the
+ * downstream key does not depend on the session's TimeZone.
  */
+import { createHash } from "node:crypto";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +15,7 @@ import { database } from "../../db/client";
 import { createContextInner } from "../../server/context";
 import { acquire, Decision, fingerprint, type Attempt } from "../../server/idempotency";
 import { trpcError } from "../support/api";
-import { caller, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, testRouter, uniqueKey, type TestTenant } from "./fixture";
+import { caller, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, testRouter, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -227,6 +229,34 @@ describe("a replay writes nothing", () => {
       }
       // The batched event writer adds them up (keyRow flushes it first).
       expect((await keyRow(tenant.id, key))!.replay_count).toBe(3);
+    }
+  });
+});
+
+describe("the downstream key", () => {
+  it("comes from the claim's time as epoch microseconds, the same in every session TimeZone", async () => {
+    const key = uniqueKey("downstream");
+    expect((await post(tenant, "/t/recoverable", { tag: key, amount: 4 }, key)).status).toBe(201);
+    const sent = downstreamCalls.find((c) => c.tag === key)!.downstreamKey;
+    const conn = await database().sql.reserve();
+    try {
+      const inZone = async (zone: string) => {
+        await conn`begin`;
+        await conn`select set_config('TimeZone', ${zone}, true)`;
+        const [row] = await conn<{ micros: string; text: string }[]>`
+          select (extract(epoch from created_at) * 1000000)::bigint::text as micros, created_at::text as text
+          from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`;
+        await conn`rollback`;
+        return row!;
+      };
+      const [utc, kathmandu] = [await inZone("UTC"), await inZone("Asia/Kathmandu")];
+      // The old derivation (created_at::text) reads differently per zone; the stored instant does not.
+      expect(kathmandu.text).not.toBe(utc.text);
+      expect(kathmandu.micros).toBe(utc.micros);
+      const expected = createHash("sha256").update(`${tenant.id}\0${key}\0${kathmandu.micros}`).digest("hex").slice(0, 48);
+      expect(sent).toBe(expected);
+    } finally {
+      conn.release();
     }
   });
 });
