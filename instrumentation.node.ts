@@ -12,7 +12,7 @@ import { startPspProcess } from "./server/psp/process";
 import { logger } from "./server/logger";
 
 export async function start(): Promise<void> {
-  const booted = await ensureDatabase();
+  const booted = await ensureDatabase({ adopt: true });
   // The contract: the run command also serves the provider stand-in, unless PSP_URL names one.
   const psp = env.PSP_URL ? undefined : await startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET });
   const sweep = startExpirySweep(env.IDEMPOTENCY_SWEEP_MS);

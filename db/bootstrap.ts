@@ -3,26 +3,42 @@
  * pick the database (DATABASE_URL, or an embedded PostgreSQL), apply the
  * migrations, optionally seed the demo, and open the one pool.
  */
+import path from "node:path";
 import { env } from "../server/env";
 import { logger } from "../server/logger";
 import { openDatabase, type Database } from "./client";
+import { defaultClusterDir, projectRoot } from "./cluster-home";
 import { startEmbeddedPostgres, type RunningPostgres } from "./embedded";
 import { runMigrations } from "./migrate";
 import { seedDemo } from "./seed";
 
 export type Booted = Database & { embedded?: RunningPostgres };
 
-export async function ensureDatabase(options: { seed?: boolean } = {}): Promise<Booted> {
+export type BootOptions = {
+  seed?: boolean;
+  /** The run command takes over a cluster a killed run left; CLIs only borrow it. */
+  adopt?: boolean;
+};
+
+/** The embedded cluster's data directory: EMBEDDED_PG_DIR (relative to the checkout), else the default. */
+export const embeddedDir = (): string => (env.EMBEDDED_PG_DIR ? path.resolve(projectRoot, env.EMBEDDED_PG_DIR) : defaultClusterDir());
+
+export function startEmbedded(adopt: boolean): Promise<RunningPostgres> {
+  return startEmbeddedPostgres({
+    dir: embeddedDir(),
+    port: env.EMBEDDED_PG_PORT,
+    adopt,
+    onLog: (line) => logger.debug({ postgres: line.trim() }, "embedded postgres"),
+  });
+}
+
+export async function ensureDatabase(options: BootOptions = {}): Promise<Booted> {
   let embedded: RunningPostgres | undefined;
   let url = env.DATABASE_URL;
   if (!url) {
-    embedded = await startEmbeddedPostgres({
-      dir: env.EMBEDDED_PG_DIR,
-      port: env.EMBEDDED_PG_PORT,
-      onLog: (line) => logger.debug({ postgres: line.trim() }, "embedded postgres"),
-    });
+    embedded = await startEmbedded(options.adopt ?? false);
     url = embedded.url;
-    logger.info({ dir: env.EMBEDDED_PG_DIR, port: env.EMBEDDED_PG_PORT }, "embedded PostgreSQL running");
+    logger.info({ dir: embedded.dir, port: embedded.port }, "embedded PostgreSQL running");
   }
   await runMigrations(url);
   const database = openDatabase(url);

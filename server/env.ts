@@ -11,8 +11,10 @@ const schema = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   /** Unset: the app starts an embedded PostgreSQL under EMBEDDED_PG_DIR. */
   DATABASE_URL: z.url().optional(),
-  EMBEDDED_PG_DIR: z.string().default(".data/pg"),
-  EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).default(54329),
+  /** Unset: `.data/pg` in the checkout, or as root the project cache (see db/cluster-home.ts). Relative to the checkout. */
+  EMBEDDED_PG_DIR: z.string().min(1).optional(),
+  /** Unset: 54329 when free, else a free port; a running cluster keeps its own. */
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).optional(),
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   IDEMPOTENCY_TTL_MS: durationMs(24 * 60 * 60 * 1000),
   IDEMPOTENCY_LEASE_MS: durationMs(30_000),
