@@ -3,11 +3,10 @@
  * pick the database (DATABASE_URL, or an embedded PostgreSQL), apply the
  * migrations, optionally seed the demo, and open the one pool.
  */
-import path from "node:path";
 import { env } from "../server/env";
 import { logger } from "../server/logger";
 import { openDatabase, type Database } from "./client";
-import { defaultClusterDir, projectRoot } from "./cluster-home";
+import { clusterDir } from "./cluster-home";
 import { startEmbeddedPostgres, type RunningPostgres } from "./embedded";
 import { runMigrations } from "./migrate";
 import { seedDemo } from "./seed";
@@ -20,13 +19,11 @@ export type BootOptions = {
   adopt?: boolean;
 };
 
-/** The embedded cluster's data directory: EMBEDDED_PG_DIR (relative to the checkout), else the default. */
-export const embeddedDir = (): string => (env.EMBEDDED_PG_DIR ? path.resolve(projectRoot, env.EMBEDDED_PG_DIR) : defaultClusterDir());
-
-export function startEmbedded(adopt: boolean): Promise<RunningPostgres> {
+/** `port`: the one a cluster that died had, so the open pool's URL still reaches its successor. */
+export function startEmbedded(adopt: boolean, port = env.EMBEDDED_PG_PORT): Promise<RunningPostgres> {
   return startEmbeddedPostgres({
-    dir: embeddedDir(),
-    port: env.EMBEDDED_PG_PORT,
+    dir: clusterDir(env.EMBEDDED_PG_DIR),
+    port,
     adopt,
     onLog: (line) => logger.debug({ postgres: line.trim() }, "embedded postgres"),
   });

@@ -45,8 +45,9 @@ export function cacheDir(): string {
   return path.join(CACHE_ROOT, `${path.basename(real)}-${key}`);
 }
 
-/** Where the embedded cluster keeps its data when EMBEDDED_PG_DIR does not say. */
-export function defaultClusterDir(): string {
+/** The embedded cluster's data directory: EMBEDDED_PG_DIR (relative to the checkout), else `.data/pg` or as root the cache's `pg/`. */
+export function clusterDir(setting: string | undefined): string {
+  if (setting) return path.resolve(projectRoot, setting);
   return runsAsRoot() ? path.join(cacheDir(), "pg") : path.join(stateDir, "pg");
 }
 
