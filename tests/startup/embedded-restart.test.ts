@@ -4,25 +4,14 @@
  * port and serves on, without a restart by hand; when the server stops, so
  * does the cluster.
  */
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, expect, it } from "vitest";
 import { scratchClusterParent } from "../../db/cluster-home";
 import { freePort } from "../../db/embedded";
-import { ensureBuild, health, spawnServer, waitFor } from "./support";
+import { ensureBuild, health, postmasterOf, running, spawnServer, waitFor } from "./support";
 
 beforeAll(() => ensureBuild(() => undefined), 600_000);
-
-/** Running, not a zombie: the container's init may be slow to reap what the server left it. */
-function running(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").length > 0;
-  } catch {
-    return false;
-  }
-}
-
-const postmasterOf = (dir: string) => (existsSync(path.join(dir, "postmaster.pid")) ? Number(readFileSync(path.join(dir, "postmaster.pid"), "utf8").split("\n")[0]) : 0);
 
 it("starts its embedded cluster again when it dies, and stops it when the server stops", async () => {
   const parent = scratchClusterParent("revive");

@@ -4,7 +4,7 @@
  * against a PostgreSQL the test owns and can stop and start again.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
@@ -116,3 +116,15 @@ export async function tenantOn(url: string, name: string) {
     await client.end();
   }
 }
+
+/** Running, not a zombie: the container's init may be slow to reap what a server left it. */
+export function running(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The pid in a data directory's postmaster.pid, 0 without one. */
+export const postmasterOf = (dir: string) => (existsSync(path.join(dir, "postmaster.pid")) ? Number(readFileSync(path.join(dir, "postmaster.pid"), "utf8").split("\n")[0]) : 0);
