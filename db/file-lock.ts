@@ -32,7 +32,10 @@ function tryTake(file: string): boolean {
       return false;
     }
     // An empty file is a holder between its open and its write, alive.
-    if (holder > 0 && !processAlive(holder)) rmSync(file, { force: true });
+    if (holder > 0 && !processAlive(holder)) {
+      rmSync(file, { force: true });
+      return tryTake(file);
+    }
     return false;
   }
 }
