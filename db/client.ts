@@ -78,6 +78,14 @@ function guardReservations(pool: Sql): void {
   };
 }
 
+/**
+ * Seconds before a connection that failed is tried again. postgres-js grows
+ * this to 10-20 s over a long outage, so a database back after a minute would
+ * wait that long for its first connection; at most 1 s, the server serves
+ * again within about a second of the database's return.
+ */
+export const reconnectBackoff = (attempt: number) => Math.min(0.05 * 2 ** attempt, 1);
+
 /** Opens the pool for `url` once; later calls return the same pool. */
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (holder.__eoDatabase) return holder.__eoDatabase;
@@ -90,6 +98,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     // A connection to a database that went away is retried on the next query,
     // with at most this long spent on each attempt to connect.
     connect_timeout: 5,
+    backoff: reconnectBackoff,
     ...reservationWatch,
   });
   guardReservations(client);

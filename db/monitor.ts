@@ -5,6 +5,7 @@
  * cluster to `revive`.
  */
 import postgres from "postgres";
+import { reconnectBackoff } from "./client";
 
 export type MonitorOptions = {
   url: string;
@@ -16,7 +17,7 @@ export type MonitorOptions = {
 const PROBE_TIMEOUT_MS = 3000;
 
 export function startDatabaseMonitor({ url, onChange, revive, everyMs = 1000 }: MonitorOptions): { stop: () => void } {
-  const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: PROBE_TIMEOUT_MS / 1000 });
+  const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: PROBE_TIMEOUT_MS / 1000, backoff: reconnectBackoff });
   let up = true;
   let busy = false;
   const check = async () => {
