@@ -16,10 +16,11 @@ export type MonitorOptions = {
 
 const PROBE_TIMEOUT_MS = 3000;
 
-export function startDatabaseMonitor({ url, onChange, revive, everyMs = 1000 }: MonitorOptions): { stop: () => void } {
+/** `stop` resolves once a check in flight (a revive included) has finished, so nothing starts after it. */
+export function startDatabaseMonitor({ url, onChange, revive, everyMs = 1000 }: MonitorOptions): { stop: () => Promise<void> } {
   const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: PROBE_TIMEOUT_MS / 1000, backoff: reconnectBackoff });
   let up = true;
-  let busy = false;
+  let checking: Promise<void> | undefined;
   const check = async () => {
     const answered = probe`select 1`.then(
       () => true,
@@ -33,15 +34,15 @@ export function startDatabaseMonitor({ url, onChange, revive, everyMs = 1000 }: 
     }
   };
   const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    void check().finally(() => (busy = false));
+    if (checking) return;
+    checking = check().finally(() => (checking = undefined));
   }, everyMs);
   timer.unref();
   return {
-    stop: () => {
+    stop: async () => {
       clearInterval(timer);
-      void probe.end({ timeout: 1 });
+      await checking;
+      await probe.end({ timeout: 1 });
     },
   };
 }

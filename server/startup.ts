@@ -29,7 +29,7 @@ const WAITING = "waiting for the database";
 const started: {
   booted?: Booted;
   psp?: PspProcess;
-  stops: (() => void)[];
+  stops: (() => void | Promise<void>)[];
 } = { stops: [] };
 
 /** Returns at once; `cannotStart` ends the process with one line if start-up fails. */
@@ -41,7 +41,8 @@ export function startServer(cannotStart: (error: unknown) => void): void {
     if (stopping) return;
     stopping = true;
     if (signal !== "failure") logger.info({ signal }, "shutting down");
-    for (const s of started.stops.reverse()) s();
+    // The monitor first finishes a revive in flight, so the cluster stopped below is the current one.
+    await Promise.all(started.stops.reverse().map((s) => s()));
     // Signal PostgreSQL first: an owned cluster stops while we close the pool.
     const stopped = started.booted?.embedded?.stop();
     const pspStopped = started.psp?.stop();
