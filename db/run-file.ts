@@ -31,12 +31,13 @@ export function runningServer(matches: (run: RunFile) => boolean): RunFile | und
   } catch {
     return undefined;
   }
+  let found: RunFile | undefined;
   for (const name of names) {
     const file = path.join(runDir, name);
     try {
       const run = JSON.parse(readFileSync(file, "utf8")) as RunFile;
       if (processAlive(run.pid)) {
-        if (matches(run)) return run;
+        if (!found && matches(run)) found = run;
         continue;
       }
     } catch {
@@ -45,5 +46,5 @@ export function runningServer(matches: (run: RunFile) => boolean): RunFile | und
     }
     rmSync(file, { force: true });
   }
-  return undefined;
+  return found;
 }

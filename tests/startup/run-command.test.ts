@@ -6,11 +6,11 @@
  * running.
  */
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import { scratchClusterParent } from "../../db/cluster-home";
+import { scratchClusterParent, stateDir } from "../../db/cluster-home";
 import { freePort } from "../../db/embedded";
 import { ensureBuild, health, postmasterOf, running, spawnServer, waitFor, type Server } from "./support";
 
@@ -105,6 +105,8 @@ describe("the run command", () => {
       expect(created.stdout).toMatch(/^eo_[A-Za-z0-9_-]{43}\n$/);
       const reconciled = await run(process.execPath, ["--import", "tsx", "scripts/reconcile.ts"], { env: cliEnv });
       expect(reconciled.stdout).toMatch(/^Reconciled: /);
+      // The run file the killed server left is cleaned up by the CLIs that found it stale.
+      for (const pid of pids) expect(existsSync(path.join(stateDir, "run", `server-${pid}.json`))).toBe(false);
 
       expect(running(postmaster)).toBe(true);
       expect(await serving(server)).toBe(true);
