@@ -131,19 +131,20 @@ describe("a running instance rides out an outage", () => {
       }
     });
 
-    // Mid-load: some payments done, others in flight.
-    await waitFor("the first payments", async () => (finished.length >= CLIENTS ? true : undefined));
-    await cluster.stop();
-    const outage = await waitFor("a 503 during the outage", async () => ((seen.statuses.get(503) ?? 0) > 0 ? true : undefined), 60_000);
-    expect(outage).toBe(true);
-    const during = await health(server);
-    expect(during).toMatchObject({ status: 503, body: { database: "down" } });
-    // Six seconds, as in the outage the issue reports.
-    await sleep(6000);
-    await cluster.start();
-    const back = Date.now();
-    await waitFor("the instance to serve again", () => serving(server));
-    report(`outage: database back -> instance serving in ${Date.now() - back} ms`);
+    // Twice, mid-load (some payments done, others in flight): six seconds, as in
+    // the outage the issue reports, then a short restart.
+    for (const [round, outageMs] of [6000, 2000].entries()) {
+      await waitFor("payments before the outage", async () => (finished.length >= CLIENTS * (round + 1) ? true : undefined));
+      const before503 = seen.statuses.get(503) ?? 0;
+      await cluster.stop();
+      await waitFor("a 503 during the outage", async () => ((seen.statuses.get(503) ?? 0) > before503 ? true : undefined), 60_000);
+      expect(await health(server)).toMatchObject({ status: 503, body: { database: "down" } });
+      await sleep(outageMs);
+      await cluster.start();
+      const back = Date.now();
+      await waitFor("the instance to serve again", () => serving(server));
+      report(`outage of ${outageMs} ms: database back -> instance serving in ${Date.now() - back} ms`);
+    }
     await Promise.all(clients);
 
     expect(seen.unexpected).toEqual([]);
@@ -172,5 +173,6 @@ describe("a running instance rides out an outage", () => {
     } finally {
       await sql.end();
     }
-  });
+    // Room for two outages and the clients' own 30-second timeouts, so a hang fails on its count, not on the clock.
+  }, 180_000);
 });
