@@ -6,23 +6,36 @@
 import { env } from "../server/env";
 import { logger } from "../server/logger";
 import { openDatabase, type Database } from "./client";
+import { clusterDir } from "./cluster-home";
 import { startEmbeddedPostgres, type RunningPostgres } from "./embedded";
 import { runMigrations } from "./migrate";
 import { seedDemo } from "./seed";
 
 export type Booted = Database & { embedded?: RunningPostgres };
 
-export async function ensureDatabase(options: { seed?: boolean } = {}): Promise<Booted> {
+export type BootOptions = {
+  seed?: boolean;
+  /** The run command takes over a cluster a killed run left; CLIs only borrow it. */
+  adopt?: boolean;
+};
+
+/** `port`: the one a cluster that died had, so the open pool's URL still reaches its successor. */
+export function startEmbedded(adopt: boolean, port = env.EMBEDDED_PG_PORT): Promise<RunningPostgres> {
+  return startEmbeddedPostgres({
+    dir: clusterDir(env.EMBEDDED_PG_DIR),
+    port,
+    adopt,
+    onLog: (line) => logger.debug({ postgres: line.trim() }, "embedded postgres"),
+  });
+}
+
+export async function ensureDatabase(options: BootOptions = {}): Promise<Booted> {
   let embedded: RunningPostgres | undefined;
   let url = env.DATABASE_URL;
   if (!url) {
-    embedded = await startEmbeddedPostgres({
-      dir: env.EMBEDDED_PG_DIR,
-      port: env.EMBEDDED_PG_PORT,
-      onLog: (line) => logger.debug({ postgres: line.trim() }, "embedded postgres"),
-    });
+    embedded = await startEmbedded(options.adopt ?? false);
     url = embedded.url;
-    logger.info({ dir: env.EMBEDDED_PG_DIR, port: env.EMBEDDED_PG_PORT }, "embedded PostgreSQL running");
+    logger.info({ dir: embedded.dir, port: embedded.port }, "embedded PostgreSQL running");
   }
   await runMigrations(url);
   const database = openDatabase(url);

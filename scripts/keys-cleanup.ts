@@ -1,13 +1,10 @@
 /** npm run keys:cleanup — deletes expired idempotency keys now, in throttled batches. */
-import { ensureDatabase } from "../db/bootstrap";
-import { closeDatabase } from "../db/client";
+import "./use-running-server";
+import { runCli } from "./cli";
 
-const booted = await ensureDatabase({ seed: false });
-try {
+runCli(async () => {
   const { deleteExpiredKeys } = await import("../server/keys/runtime");
   const deleted = await deleteExpiredKeys();
   process.stdout.write(`Deleted ${deleted} expired idempotency keys.\n`);
-} finally {
-  await closeDatabase();
-  await booted.embedded?.stop();
-}
+  return 0;
+});

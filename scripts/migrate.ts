@@ -1,8 +1,9 @@
 /** npm run db:migrate — applies the committed migrations to DATABASE_URL (or the embedded cluster). */
-import { ensureDatabase } from "../db/bootstrap";
-import { closeDatabase } from "../db/client";
+import "./use-running-server";
+import { runCli } from "./cli";
 
-const booted = await ensureDatabase({ seed: false });
-await closeDatabase();
-await booted.embedded?.stop();
-process.stdout.write("Migrations applied.\n");
+// ensureDatabase, which runCli calls first, applies them.
+runCli(async () => {
+  process.stdout.write("Migrations applied.\n");
+  return 0;
+});

@@ -1,39 +1,28 @@
 /**
  * npm run --silent tenant -- create <name>
  *
- * Creates a tenant and prints its API token alone on the last line of
- * standard output. Works with or without the server running: with embedded
- * PostgreSQL it uses the server's cluster when one runs, else starts it for
- * the duration of the command.
+ * Creates a tenant and prints its API token. On a terminal the token comes
+ * with a line saying what it is; otherwise (`TOKEN=$(npm run --silent tenant
+ * -- create Acme)`) the token alone, so the capture is the token. Works with
+ * or without the server running: it uses the running server's database, or
+ * an embedded cluster for the length of the command.
  */
-import { ensureDatabase } from "../db/bootstrap";
-import { closeDatabase } from "../db/client";
+import "./use-running-server";
 import { createTenant } from "../server/tenants/service";
+import { runCli } from "./cli";
 
 const USAGE = "usage: npm run --silent tenant -- create <name>";
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  const name = rest.join(" ").trim();
-  if (command !== "create" || !name) {
-    process.stderr.write(`${USAGE}\n`);
-    return 2;
-  }
-  const booted = await ensureDatabase({ seed: false });
-  try {
-    const { tenant, token } = await createTenant(booted.db, name);
-    process.stdout.write(`Created tenant ${tenant.id} (${tenant.name}). Its API token, shown only now:\n${token}\n`);
-    return 0;
-  } finally {
-    await closeDatabase();
-    await booted.embedded?.stop();
-  }
+const [command, ...rest] = process.argv.slice(2);
+const name = rest.join(" ").trim();
+if (command !== "create" || !name) {
+  process.stderr.write(`${USAGE}\n`);
+  process.exit(2);
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runCli(async (booted) => {
+  const { tenant, token } = await createTenant(booted.db, name);
+  if (process.stdout.isTTY) process.stdout.write(`Created tenant ${tenant.id} (${tenant.name}). Its API token, shown only now:\n`);
+  process.stdout.write(`${token}\n`);
+  return 0;
+});

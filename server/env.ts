@@ -7,13 +7,39 @@ import { z } from "zod";
 
 const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+/**
+ * Ports Node's fetch (undici) refuses with a bare "fetch failed", per the
+ * WHATWG Fetch standard's "bad port" list
+ * (https://fetch.spec.whatwg.org/#port-blocking): a service there answers curl
+ * but never the app, so such a port is refused at start-up instead.
+ */
+const BAD_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137,
+  139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723,
+  2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+const httpPort = (fallback: number, min: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(min)
+    .max(65535)
+    .refine((port) => !BAD_PORTS.has(port), { message: "is a port that fetch refuses (WHATWG bad port); choose another" })
+    .default(fallback);
+
 const schema = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   /** Unset: the app starts an embedded PostgreSQL under EMBEDDED_PG_DIR. */
   DATABASE_URL: z.url().optional(),
-  EMBEDDED_PG_DIR: z.string().default(".data/pg"),
-  EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).default(54329),
-  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  /** Unset: `.data/pg` in the checkout, or as root the project cache (see db/cluster-home.ts). Relative to the checkout. */
+  EMBEDDED_PG_DIR: z.string().min(1).optional(),
+  /** Unset: 54329 when free, else a free port; a running cluster keeps its own. */
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).optional(),
+  PORT: httpPort(3000, 1),
+  /** The address the run command listens on; beyond loopback only with your own ADMIN_PASSWORD and PSP_WEBHOOK_SECRET. */
+  HOST: z.string().min(1).default("127.0.0.1"),
+  /** How long start-up waits for PostgreSQL (with backoff) before it gives up and exits. */
+  DATABASE_WAIT_MS: durationMs(60_000),
   IDEMPOTENCY_TTL_MS: durationMs(24 * 60 * 60 * 1000),
   IDEMPOTENCY_LEASE_MS: durationMs(30_000),
   /** How often the in-process sweep deletes expired keys; 0 turns it off. */
@@ -25,8 +51,8 @@ const schema = z.object({
     .default("true")
     .transform((v) => v === "true"),
   /** A payment provider already running; unset: the app starts the stand-in on PSP_PORT. */
-  PSP_URL: z.url().optional(),
-  PSP_PORT: z.coerce.number().int().min(1024).max(65535).default(4010),
+  PSP_URL: z.url().refine((u) => !BAD_PORTS.has(Number(new URL(u).port)), { message: "uses a port that fetch refuses (WHATWG bad port)" }).optional(),
+  PSP_PORT: httpPort(4010, 1024),
   /** How long the stand-in takes to answer for acct_test_slow. */
   PSP_SLOW_MS: z.coerce.number().int().min(0).default(3000),
   /** Signs the provider's webhooks (HMAC-SHA256). The default is a public demo value: set your own anywhere real. */
@@ -44,13 +70,14 @@ export type Env = z.infer<typeof schema>;
 function parse(): Env {
   const result = schema.safeParse(process.env);
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new Error(`Invalid environment:\n${lines.join("\n")}`);
+    const issues = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    // One line: it is what a failed start prints.
+    throw new Error(`Invalid environment: ${issues.join("; ")}`);
   }
   // `next build` also runs with NODE_ENV=production but starts nothing; the server it builds is checked when it starts.
   const building = process.env.NEXT_PHASE === "phase-production-build";
   if (result.data.NODE_ENV === "production" && !result.data.ADMIN_PASSWORD && !building) {
-    throw new Error("Invalid environment:\n  ADMIN_PASSWORD: required when NODE_ENV=production (it protects /admin); `npm start` sets a demo one when unset.");
+    throw new Error("Invalid environment: ADMIN_PASSWORD: required when NODE_ENV=production (it protects /admin); `npm start` sets a demo one when unset.");
   }
   return result.data;
 }

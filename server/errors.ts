@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import { z } from "zod";
+import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "../db/availability";
 import { logger } from "./logger";
 import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "./idempotency";
 
@@ -159,12 +160,18 @@ export function toProblem(error: unknown): Problem {
   const cause = error instanceof TRPCError ? (error.cause ?? error) : error;
   const known = fromCause(cause);
   if (known) return known;
+  if (isDatabaseUnavailable(cause)) return databaseUnavailableProblem();
   if (error instanceof TRPCError && error.code !== "INTERNAL_SERVER_ERROR") {
     const status = statusOfCode(error.code);
     const slug = error.code.toLowerCase().replaceAll("_", "-");
     return { type: problemType(slug), title: TITLES[status] ?? "Error", status, detail: error.message };
   }
   return { type: problemType("internal"), title: TITLES[500]!, status: 500, detail: "internal error" };
+}
+
+/** The database is away (an outage, a restart): nothing was decided, retrying with the same key is safe. */
+export function databaseUnavailableProblem(detail = "The database is unavailable; retry with the same Idempotency-Key."): Problem {
+  return { type: problemType("database-unavailable"), title: TITLES[503]!, status: 503, detail, retryAfter: RETRY_AFTER_SECONDS };
 }
 
 function statusOfCode(code: TRPC_ERROR_CODE_KEY): number {

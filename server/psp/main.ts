@@ -27,6 +27,7 @@ if (!parsed.success) {
   process.exit(1);
 }
 const settings = parsed.data;
+const supervised = typeof process.send === "function";
 
 const standIn = await startPspStandIn({
   port: settings.PSP_PORT,
@@ -35,6 +36,8 @@ const standIn = await startPspStandIn({
   webhookSecret: settings.PSP_WEBHOOK_SECRET,
 });
 process.stderr.write(`PSP stand-in listening on ${standIn.url}\n`);
+// Started by startPspProcess: tell it we listen, and stop when it goes (see process.ts).
+if (process.connected) process.send?.({ listening: standIn.url });
 
 let stopping = false;
 async function stop(signal: NodeJS.Signals) {
@@ -50,3 +53,6 @@ async function stop(signal: NodeJS.Signals) {
 }
 process.once("SIGTERM", stop);
 process.once("SIGINT", stop);
+process.once("disconnect", () => void stop("SIGHUP"));
+// The supervisor may have gone while we were starting, before the listener above.
+if (supervised && !process.connected) void stop("SIGHUP");

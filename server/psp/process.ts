@@ -1,8 +1,11 @@
 /**
  * Runs the stand-in as its own process (the run command, the tests): reuses
- * one that already answers on the port (a previous run killed with SIGKILL
- * leaves it behind), else spawns `server/psp/main.ts` and waits until it is
- * healthy. `stop` ends only a process started here.
+ * one that already answers on the port (another server of this machine runs
+ * it), else spawns `server/psp/main.ts` and waits until it says it listens.
+ * The child is tied to us by an IPC channel: when we end, however we end
+ * (SIGKILL included), the channel closes and the stand-in stops itself, so a
+ * killed run leaves no stand-in behind and nothing holds the run's output
+ * open. `stop` ends only a process started here.
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -12,9 +15,12 @@ export type PspProcess = { url: string; stop: () => Promise<void> };
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
+/** A busy machine (two cores, builds running) can take long to load tsx and the stand-in. */
+const READY_TIMEOUT_MS = 120_000;
+
 async function healthy(url: string): Promise<boolean> {
   try {
-    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(500) });
+    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
     return res.ok;
   } catch {
     return false;
@@ -27,22 +33,29 @@ export async function startPspProcess(options: { port: number; slowMs: number; w
   const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "server/psp/main.ts")], {
     cwd: root,
     env: { ...process.env, PSP_PORT: String(options.port), PSP_SLOW_MS: String(options.slowMs), PSP_WEBHOOK_SECRET: options.webhookSecret },
-    stdio: ["ignore", "inherit", "inherit"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  for (let i = 0; i < 100; i++) {
-    if (await healthy(url)) {
-      return {
-        url,
-        stop: async () => {
-          if (child.exitCode === null) child.kill("SIGTERM");
-          await exited;
-        },
-      };
-    }
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
+  const stop = async () => {
+    // Waiting for its exit must keep this process alive (it was unref'd once ready).
+    child.ref();
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  const outcome = await Promise.race([
+    new Promise<"ready">((resolve) => child.once("message", () => resolve("ready"))),
+    exited.then((code) => `exited with code ${code}` as const),
+    new Promise<"timeout">((resolve) => setTimeout(resolve, READY_TIMEOUT_MS, "timeout").unref()),
+  ]);
+  if (outcome === "ready" && (await healthy(url))) {
+    // From now on the child must not keep this process alive; the channel's closing is its signal to stop.
+    child.unref();
+    child.channel?.unref();
+    return { url, stop };
   }
-  child.kill("SIGKILL");
-  throw new Error(`The PSP stand-in did not become healthy on ${url}`);
+  await stop();
+  // Another server started at the same moment may have won the port: its stand-in serves us as well.
+  if (outcome !== "ready" && outcome !== "timeout" && (await healthy(url))) return { url, stop: async () => undefined };
+  const why = outcome === "ready" ? "it listens, but its health check fails (a port Node's fetch refuses?)" : outcome === "timeout" ? `it did not listen within ${READY_TIMEOUT_MS / 1000} s` : `it ${outcome}`;
+  throw new Error(`The PSP stand-in on ${url} did not start: ${why}`);
 }

@@ -1,11 +1,11 @@
 /** The tenant CLI: a real process, against the run's database and against embedded PostgreSQL. */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import postgres from "postgres";
 import { describe, expect, inject, it } from "vitest";
+import { scratchClusterParent } from "../../db/cluster-home";
 import { startEmbeddedPostgres } from "../../db/embedded";
 import { runMigrations } from "../../db/migrate";
 import { handleRest } from "../../server/rest/handler";
@@ -42,7 +42,7 @@ describe("npm run tenant -- create <name>", () => {
   });
 
   it("with embedded PostgreSQL: borrows a running cluster without stopping it, or starts and stops its own", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "eo-cli-"));
+    const dir = scratchClusterParent("cli");
     const env = { EMBEDDED_PG_DIR: path.join(dir, "pg"), EMBEDDED_PG_PORT: String(await freePort()) };
     const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
     delete childEnv.DATABASE_URL;

@@ -1,29 +1,20 @@
 /**
  * A fresh PostgreSQL for one test run: a new database on DATABASE_URL's
  * server (dropped afterwards), or, without DATABASE_URL, an embedded cluster
- * in a temporary directory on a free port (removed afterwards). Migrations
+ * in a scratch directory (the temporary folder, or as root the project cache:
+ * see db/cluster-home.ts) on a free port (removed afterwards). Migrations
  * are applied before it is handed out.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import postgres from "postgres";
-import { startEmbeddedPostgres } from "../../db/embedded";
+import { scratchClusterParent } from "../../db/cluster-home";
+import { freePort, startEmbeddedPostgres } from "../../db/embedded";
 import { runMigrations } from "../../db/migrate";
 
 export type FreshDatabase = { url: string; dispose: () => Promise<void> };
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
+export { freePort };
 
 export async function createFreshDatabase(label = "test"): Promise<FreshDatabase> {
   const serverUrl = process.env.DATABASE_URL;
@@ -44,9 +35,18 @@ export async function createFreshDatabase(label = "test"): Promise<FreshDatabase
       },
     };
   }
-  const dir = mkdtempSync(path.join(tmpdir(), `eo-${label}-`));
-  const pg = await startEmbeddedPostgres({ dir: path.join(dir, "pg"), port: await freePort() });
-  await runMigrations(pg.url);
+  const dir = scratchClusterParent(label);
+  const pg = await startEmbeddedPostgres({ dir: path.join(dir, "pg"), port: await freePort() }).catch((error: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  });
+  try {
+    await runMigrations(pg.url);
+  } catch (error) {
+    await pg.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: pg.url,
     dispose: async () => {

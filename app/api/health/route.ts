@@ -1,13 +1,20 @@
+import { availability, Phase, RETRY_AFTER_SECONDS } from "@/db/availability";
 import { database } from "@/db/client";
 
 export const dynamic = "force-dynamic";
 
-/** Liveness and database reachability; no authentication. */
+const HEALTH_TIMEOUT_MS = 2000;
+const noStore = { "cache-control": "no-store" };
+const retry = { ...noStore, "retry-after": String(RETRY_AFTER_SECONDS) };
+
+/** Liveness and database reachability; no authentication. 503 while starting or while the database is away. */
 export async function GET() {
-  try {
-    await database().sql`select 1`;
-    return Response.json({ status: "ok", database: "up" }, { headers: { "cache-control": "no-store" } });
-  } catch {
-    return Response.json({ status: "degraded", database: "down" }, { status: 503, headers: { "cache-control": "no-store" } });
-  }
+  const { phase, detail } = availability();
+  if (phase === Phase.starting) return Response.json({ status: "starting", detail: `starting: ${detail}` }, { status: 503, headers: retry });
+  const answered = database()
+    .sql`select 1`.then(() => true)
+    .catch(() => false);
+  const up = await Promise.race([answered, new Promise<boolean>((r) => setTimeout(r, HEALTH_TIMEOUT_MS, false))]);
+  if (up) return Response.json({ status: "ok", database: "up" }, { headers: noStore });
+  return Response.json({ status: "degraded", database: "down" }, { status: 503, headers: retry });
 }

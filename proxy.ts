@@ -1,0 +1,25 @@
+/**
+ * The gate in front of every route (Next.js 16's proxy, on the Node.js
+ * runtime, in the server's own process): while the instance waits for its
+ * database at start-up, or has lost it, requests get a 503 problem with
+ * Retry-After at once instead of a 500 or a hang. The health endpoint passes
+ * through and tells which of the two it is.
+ */
+import { NextResponse, type NextRequest } from "next/server";
+import { availability, Phase, RETRY_AFTER_SECONDS } from "./db/availability";
+import { databaseUnavailableProblem, problemBody } from "./server/errors";
+
+export function proxy(request: NextRequest) {
+  const { phase, databaseUp, detail } = availability();
+  if ((phase === Phase.ready && databaseUp) || request.nextUrl.pathname === "/api/health") return NextResponse.next();
+  const problem = databaseUnavailableProblem(phase === Phase.starting ? `The service is starting (${detail}); retry shortly.` : undefined);
+  return new NextResponse(problemBody(problem), {
+    status: 503,
+    headers: { "content-type": "application/problem+json", "retry-after": String(RETRY_AFTER_SECONDS), "cache-control": "no-store" },
+  });
+}
+
+export const config = {
+  // Static files need no database.
+  matcher: ["/((?!_next/static|_next/image|favicon.ico).*)"],
+};

@@ -1,0 +1,130 @@
+/**
+ * Real servers for the start-up tests: the production build run as
+ * `next start` (or the whole run command) in a child process, on a free port,
+ * against a PostgreSQL the test owns and can stop and start again.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { drizzle } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import { inject } from "vitest";
+import { projectRoot, scratchClusterParent } from "../../db/cluster-home";
+import { freePort, startEmbeddedPostgres, type RunningPostgres } from "../../db/embedded";
+import { bin, ensureBuild } from "../../scripts/build";
+import * as schema from "../../db/schema";
+import { createTenant } from "../../server/tenants/service";
+
+export { ensureBuild };
+
+/** A cluster of the test's own in a scratch directory, on a fixed port so a restart keeps its URL. */
+export async function throwawayCluster(label: string) {
+  const parent = scratchClusterParent(label);
+  const dir = path.join(parent, "pg");
+  const port = await freePort();
+  let pg: RunningPostgres = await startEmbeddedPostgres({ dir, port });
+  return {
+    dir,
+    url: pg.url,
+    stop: () => pg.stop(),
+    start: async () => {
+      pg = await startEmbeddedPostgres({ dir, port });
+    },
+    dispose: async () => {
+      await pg.stop();
+      rmSync(parent, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Server = {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number>;
+  stop: () => Promise<number>;
+};
+
+/** Environment every server under test gets: production, quiet, the run's provider stand-in. */
+function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: "production",
+    NEXT_MANUAL_SIG_HANDLE: "true",
+    ADMIN_PASSWORD: "a test admin password",
+    LOG_LEVEL: "warn",
+    PSP_URL: inject("pspUrl"),
+    PSP_WEBHOOK_SECRET: "whsec_test_only",
+    SEED_DEMO: "false",
+    ...extra,
+  };
+  for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
+  return env;
+}
+
+/** Spawns a server process; `command` is `next start` unless given (the run command, say). */
+export async function spawnServer(extra: Record<string, string | undefined>, command?: string[]): Promise<Server> {
+  const port = Number(extra.PORT ?? (await freePort()));
+  const args = command ?? [bin("next"), "start", "-H", "127.0.0.1", "-p", String(port)];
+  const child = spawn(args[0]!, args.slice(1), { cwd: projectRoot, env: serverEnv({ PORT: String(port), ...extra }), stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number>((resolve) => child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns a value; fails after `ms` with what the last attempt saw. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last: ${String(last)})` : ""}`);
+    await sleep(50);
+  }
+}
+
+export async function health(server: Server): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${server.url}/api/health`, { signal: AbortSignal.timeout(10_000) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** A tenant written straight into `url`'s database (the server under test has its own). */
+export async function tenantOn(url: string, name: string) {
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const { tenant, token } = await createTenant(drizzle({ client, schema }), name);
+    return { id: tenant.id, token };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Running, not a zombie: the container's init may be slow to reap what a server left it. */
+export function running(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The pid in a data directory's postmaster.pid, 0 without one. */
+export const postmasterOf = (dir: string) => (existsSync(path.join(dir, "postmaster.pid")) ? Number(readFileSync(path.join(dir, "postmaster.pid"), "utf8").split("\n")[0]) : 0);
