@@ -15,6 +15,7 @@
  */
 import { initTRPC } from "@trpc/server";
 import type { z } from "zod";
+import { isDatabaseUnavailable } from "../db/availability";
 import { DEMO_TENANT } from "../db/seed";
 import type { Context } from "./context";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
@@ -54,10 +55,13 @@ const t = initTRPC
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-/** Domain errors thrown anywhere below surface with their own code instead of INTERNAL_SERVER_ERROR. */
+/**
+ * Domain errors thrown anywhere below, and a database that is away (503, safe
+ * to retry), surface with their own code instead of INTERNAL_SERVER_ERROR.
+ */
 export const publicProcedure = t.procedure.use(async ({ next }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof DomainError) {
+  if (!result.ok && (result.error.cause instanceof DomainError || isDatabaseUnavailable(result.error.cause))) {
     return { ...result, error: toTRPCError(result.error.cause) };
   }
   return result;

@@ -137,6 +137,9 @@ describe("a running instance rides out an outage", () => {
       await waitFor("payments before the outage", async () => (finished.length >= CLIENTS * (round + 1) ? true : undefined));
       const before503 = seen.statuses.get(503) ?? 0;
       await cluster.stop();
+      // At once, before the monitor may have noticed: a tRPC call that meets the closed database is a 503 too.
+      const trpc = await fetch(`${server.url}/api/trpc/checkout.catalog`, { signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
+      expect(trpc.status).toBe(503);
       await waitFor("a 503 during the outage", async () => ((seen.statuses.get(503) ?? 0) > before503 ? true : undefined), 60_000);
       expect(await health(server)).toMatchObject({ status: 503, body: { database: "down" } });
       await sleep(outageMs);
