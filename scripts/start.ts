@@ -36,6 +36,8 @@ function sourceStamp(): string {
 const DEMO_ADMIN_PASSWORD = "demo-admin";
 if (!process.env.ADMIN_PASSWORD) {
   process.env.ADMIN_PASSWORD = DEMO_ADMIN_PASSWORD;
+  // Demo secrets mean a demo: the failure lab's simulations are on (server/env.ts, DEMO_MODE).
+  process.env.DEMO_MODE ??= "true";
   process.stderr.write(`ADMIN_PASSWORD is unset: /admin accepts the demo password "${DEMO_ADMIN_PASSWORD}".\n`);
 }
 

@@ -36,6 +36,8 @@ export type PspClientOptions = {
   attempts?: number;
   /** The backoff before retry n is drawn from [0, baseDelayMs * 2^(n-1)). */
   baseDelayMs?: number;
+  /** Told of every attempt's outcome (the failure lab draws provider calls from it). */
+  observe?: (call: { method: string; path: string; key?: string; status?: number; replayed: boolean; error?: string; elapsedMs: number }) => void;
 };
 
 export type PspDeclined = { kind: "declined"; reason: string; message?: string };
@@ -97,6 +99,7 @@ export function createPspClient(options: PspClientOptions) {
     if (call.key !== undefined) headers["idempotency-key"] = call.key;
     let status: number;
     let text: string;
+    const sentAt = performance.now();
     try {
       const response = await fetch(`${baseUrl}${call.path}`, {
         method: call.method,
@@ -106,7 +109,9 @@ export function createPspClient(options: PspClientOptions) {
       });
       status = response.status;
       text = await response.text();
+      options.observe?.({ method: call.method, path: call.path, key: call.key, status, replayed: response.headers.get("idempotent-replayed") === "true", elapsedMs: performance.now() - sentAt });
     } catch (error) {
+      options.observe?.({ method: call.method, path: call.path, key: call.key, replayed: false, error: error instanceof Error ? error.name : "error", elapsedMs: performance.now() - sentAt });
       return error instanceof Error ? error : new Error(String(error));
     }
     if (status >= 500) return new PspServerError(status, errorBodySchema.safeParse(safeJson(text)).data?.error.type);
