@@ -59,7 +59,13 @@ const SCENARIOS: Expected[] = [
   {
     title: "Worker crash right after the provider charged",
     naive: { charges: 2, movements: 1 },
-    protectedSteps: [/app → app: worker stops dead after the charge \(simulated crash\)/, /app → database: key takeover, fence 2/, /provider → app: 201 replayed by the provider/],
+    protectedSteps: [
+      /app → app: worker stops dead after the charge \(simulated crash\)/,
+      /app → database: key takeover, fence 2/,
+      /app → database: phase "placed" skipped: committed by an earlier attempt/,
+      /provider → app: 201 replayed by the provider/,
+      /app → database: phase "charged" committed/,
+    ],
     naiveSteps: [/worker stops dead/, /request #2: lab.naivePay/],
   },
   {
@@ -114,6 +120,7 @@ for (const scenario of SCENARIOS) {
     const protectedSteps = await lab.steps("protected");
     expect(protectedSteps[0]).toMatch(/^browser → app: request #1: checkout.pay with key/);
     expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: key claimed, fence 1/));
+    expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: phase "placed" committed \(recovery point\)/));
     expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → provider: POST \/charges key /));
     expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: ledger movement: debit psp_clearing, credit sales/));
     for (const step of scenario.protectedSteps) expect(protectedSteps).toContainEqual(expect.stringMatching(step));

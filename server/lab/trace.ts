@@ -4,8 +4,8 @@
  * a no-op outside a lab run, so production paths pay one AsyncLocalStorage
  * lookup and nothing else.
  */
-import type { IdempotencyEvent } from "../idempotency";
-import { findRun, Lane, recordStep } from "./runs";
+import type { IdempotencyEvent, RecoverableHandle } from "../idempotency";
+import { currentRun, findRun, Lane, recordStep } from "./runs";
 
 /** A key event, as the database decided it (claim, replay, conflict, takeover…). */
 export function traceKeyEvent(e: IdempotencyEvent): void {
@@ -35,4 +35,25 @@ export function traceLedgerMovement(kind: string, amountMinor: number, currency:
 export function traceWebhook(eventId: string, duplicate: boolean): void {
   const run = eventId.startsWith("evt_lab_") ? findRun(eventId.slice("evt_lab_".length)) : undefined;
   recordStep(Lane.Provider, Lane.App, `webhook ${eventId} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`, run);
+}
+
+/**
+ * The handle with its phases recorded: a committed phase is a recovery
+ * point, and a phase an earlier attempt committed is skipped (the takeover
+ * resumes after it). Outside a lab run the handle is returned as it is.
+ */
+export function tracedPhases<TTx>(h: RecoverableHandle<TTx>): RecoverableHandle<TTx> {
+  if (!currentRun()) return h;
+  // Inherits from the handle, so its live fields (recoveryPoint) read through.
+  const traced = Object.create(h) as RecoverableHandle<TTx>;
+  traced.phase = async (name, fn) => {
+    let ran = false;
+    const value = await h.phase(name, (tx) => {
+      ran = true;
+      return fn(tx);
+    });
+    recordStep(Lane.App, Lane.Database, ran ? `phase "${name}" committed (recovery point)` : `phase "${name}" skipped: committed by an earlier attempt`);
+    return value;
+  };
+  return traced;
 }
