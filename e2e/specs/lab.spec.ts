@@ -5,10 +5,10 @@
  * come from the provider's records and the ledger, and are checked again
  * here in the database. The diagram is checked through its text equivalent.
  */
-import AxeBuilder from "@axe-core/playwright";
 import type { Sql } from "postgres";
 import { expect, test } from "../fixtures";
 import { LabPage } from "../pages/lab-page";
+import { expectNoSeriousViolations } from "../support/axe";
 
 type Expected = {
   title: string;
@@ -136,9 +136,5 @@ test("lab: no serious or critical accessibility violations, with a run's results
   await lab.goto();
   await lab.run("Double-click on Pay");
   await expect(lab.status).toHaveText(/^Finished/, { timeout: 90_000 });
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  const severe = violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => ({ rule: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")) }));
-  expect(severe).toEqual([]);
+  await expectNoSeriousViolations(page);
 });

@@ -5,6 +5,7 @@
  * lookup and nothing else.
  */
 import type { IdempotencyEvent, RecoverableHandle } from "../idempotency";
+import type { ObservedCall as ProviderCall } from "../psp/client";
 import { currentRun, findRun, Lane, recordStep } from "./runs";
 
 /** A key event, as the database decided it (claim, replay, conflict, takeover…). */
@@ -15,8 +16,6 @@ export function traceKeyEvent(e: IdempotencyEvent): void {
   if (e.recoveryPoint) parts.push(`at ${e.recoveryPoint}`);
   recordStep(Lane.App, Lane.Database, parts.join(", "));
 }
-
-export type ProviderCall = { method: string; path: string; key?: string; status?: number; replayed: boolean; error?: string; elapsedMs: number };
 
 /** One request to the provider: its downstream key, and whether the provider answered from its own idempotency. */
 export function traceProviderCall(call: ProviderCall): void {
