@@ -79,7 +79,7 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
                     {k.key}
                   </a>
                 </td>
-                <td className="mono procedure">{k.procedure}</td>
+                <td className="mono">{k.procedure}</td>
                 <td>
                   <StateBadge state={k.state} stale={k.stale} staleForMs={k.staleForMs} />
                 </td>
