@@ -1,4 +1,5 @@
 import { demoCaller } from "@/server/caller";
+import { isDemoMode } from "@/server/env";
 
 export const dynamic = "force-dynamic";
 
@@ -24,6 +25,12 @@ export default async function HomePage() {
           <a className="button" href="/checkout">
             Try the checkout
           </a>
+          {/* The lab exists in demo mode only (this page is rendered per request, so it asks the running server). */}
+          {isDemoMode() ? (
+            <a className="button secondary" href="/lab">
+              Run the failure lab
+            </a>
+          ) : null}
           <a className="button secondary" href="/admin">
             Open the admin dashboard
           </a>

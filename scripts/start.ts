@@ -32,6 +32,8 @@ function loopback(host: string): boolean {
 async function main(): Promise<void> {
   if (!process.env.ADMIN_PASSWORD) {
     process.env.ADMIN_PASSWORD = DEMO_ADMIN_PASSWORD;
+    // Demo secrets mean a demo: the failure lab's simulations are on (server/env.ts, DEMO_MODE).
+    process.env.DEMO_MODE ??= "true";
     process.stderr.write(`ADMIN_PASSWORD is unset: /admin accepts the demo password "${DEMO_ADMIN_PASSWORD}".\n`);
   }
   // Checked here, before a build, so a bad setting costs a second, not a minute.

@@ -63,7 +63,18 @@ const schema = z.object({
   ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
   /** Signs admin session cookies; unset: a key derived from ADMIN_PASSWORD, so restarts keep sessions. */
   ADMIN_SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  /**
+   * The failure lab's simulations (/lab: fault switches, the unprotected twin). The run command
+   * turns it on when it runs with its demo secrets; anywhere with a real ADMIN_PASSWORD it is refused.
+   */
+  DEMO_MODE: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true"),
 });
+
+/** The admin password the run command uses when none is given (documented in the README). */
+export const DEMO_ADMIN_PASSWORD = "demo-admin";
 
 export type Env = z.infer<typeof schema>;
 
@@ -79,7 +90,13 @@ function parse(): Env {
   if (result.data.NODE_ENV === "production" && !result.data.ADMIN_PASSWORD && !building) {
     throw new Error("Invalid environment: ADMIN_PASSWORD: required when NODE_ENV=production (it protects /admin); `npm start` sets a demo one when unset.");
   }
+  if (result.data.DEMO_MODE && result.data.ADMIN_PASSWORD !== undefined && result.data.ADMIN_PASSWORD !== DEMO_ADMIN_PASSWORD) {
+    throw new Error("Invalid environment:\n  DEMO_MODE: only with the demo secrets (ADMIN_PASSWORD unset or the demo one); a deployment with real secrets never simulates faults.");
+  }
   return result.data;
 }
 
 export const env: Env = parse();
+
+/** Demo mode, the one definition: the lab's fault switches and unprotected twin exist only while it is on. */
+export const isDemoMode = (): boolean => env.DEMO_MODE;

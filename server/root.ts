@@ -3,6 +3,7 @@ import { adminRouter } from "./admin/_router";
 import { accountsRouter } from "./accounts/router";
 import { catalogRouter } from "./catalog/router";
 import { checkoutRouter } from "./checkout/router";
+import { labRouter } from "./lab/router";
 import { ledgerRouter } from "./ledger/router";
 import { couponsRouter, ordersRouter } from "./orders/router";
 import { paymentsRouter } from "./payments/router";
@@ -19,6 +20,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   checkout: checkoutRouter,
   admin: adminRouter,
+  lab: labRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -5,6 +5,7 @@
  */
 import { Suspense } from "react";
 import { adminEnabled } from "@/server/admin/session";
+import { isDemoMode } from "@/server/env";
 import { currentAdmin } from "./_lib/current-admin";
 import { KeysDashboard } from "./_components/keys-dashboard";
 import { SignInForm } from "./_components/sign-in-form";
@@ -23,7 +24,7 @@ function dashboardPath(params: SearchParams): string {
 }
 
 export default async function AdminPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  if (!(await currentAdmin())) return <SignInForm returnTo={dashboardPath(await searchParams)} enabled={adminEnabled()} />;
+  if (!(await currentAdmin())) return <SignInForm returnTo={dashboardPath(await searchParams)} enabled={adminEnabled()} demo={isDemoMode()} />;
   return (
     <div className="stack admin">
       <div className="admin-head">

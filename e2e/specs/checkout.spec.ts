@@ -2,6 +2,9 @@
  * The checkout in a real browser, against the real server and database:
  * duplicates from the user, the network and reloads all end in one order,
  * one payment and one money movement for the key — checked in the database.
+ * Within one tab, a click while a payment runs joins it (one retry loop per
+ * key): it sends nothing, and the attempts list says it joined. Across tabs
+ * the server is what keeps it to one payment.
  */
 import type { Page } from "@playwright/test";
 import { effectsOf, expect, expectChargedOnce, test } from "../checkout-fixtures";
@@ -22,12 +25,14 @@ async function slowNetwork(page: Pick<Page, "route">) {
 const STICKERS = "Sticker pack";
 
 test.describe("paying more than once for one cart", () => {
-  test("a double-click on Pay places one order", async ({ checkoutPage, confirmation, payRequests, db }) => {
+  test("a double-click on Pay places one order: the second click joins the first", async ({ checkoutPage, confirmation, payRequests, db, page }) => {
+    await slowNetwork(page);
     await checkoutPage.add(MUG);
     const key = await checkoutPage.currentKey();
     await checkoutPage.payButton.dblclick();
     await expect(confirmation.heading).toBeVisible();
-    expect(payRequests.length).toBeGreaterThanOrEqual(2);
+    await expect(page.getByRole("list", { name: "Attempts" }).getByRole("listitem")).toHaveText(["Request: a second click joined the attempt already running", /^Request: answered \(|^Request: answered$/]);
+    expect(payRequests).toHaveLength(1);
     expect(new Set(payRequests.map((r) => r.headers()["idempotency-key"]))).toEqual(new Set([key]));
     const effects = await expectChargedOnce(db, key);
     await expect(confirmation.orderId).toHaveText(effects.orders[0]!.id);
@@ -39,7 +44,8 @@ test.describe("paying more than once for one cart", () => {
     const key = await checkoutPage.currentKey();
     await checkoutPage.payButton.click({ clickCount: 5, delay: 0 });
     await expect(confirmation.heading).toBeVisible();
-    expect(payRequests).toHaveLength(5);
+    await expect(page.getByRole("list", { name: "Attempts" }).getByRole("listitem").filter({ hasText: "joined" })).toHaveCount(4);
+    expect(payRequests).toHaveLength(1);
     await expectChargedOnce(db, key);
   });
 
@@ -51,7 +57,7 @@ test.describe("paying more than once for one cart", () => {
     await page.keyboard.press("Enter");
     await page.keyboard.press("Enter");
     await expect(confirmation.heading).toBeVisible();
-    expect(payRequests).toHaveLength(2);
+    expect(payRequests).toHaveLength(1);
     await expectChargedOnce(db, key);
   });
 
@@ -94,6 +100,9 @@ test.describe("retries the network forces", () => {
     await expect(confirmation.orderId).toHaveText(effects.orders[0]!.id);
     // The replay count comes from the batched event writer, a moment after the answer.
     await expect.poll(async () => (await effectsOf(db, key)).key?.replay_count).toBeGreaterThanOrEqual(1);
+    const replays = (await effectsOf(db, key)).key!.replay_count;
+    // The confirmation's count is the server's (the dashboard's), and agrees with the replay its own list shows.
+    await expect(page.getByRole("region", { name: "Idempotency" })).toContainText(`${replays} replay${replays === 1 ? "" : "s"} recorded`);
   });
 
   test("a reload while paying resumes with the same key", async ({ checkoutPage, confirmation, payRequests, page, db }) => {
@@ -104,32 +113,44 @@ test.describe("retries the network forces", () => {
     await checkoutPage.payButton.click();
     await sent;
     await page.reload();
+    // A reload is not a lost connection: the page says it resumes, and the cut-off request is named as such.
+    await expect(checkoutPage.status).toHaveText(/^Resuming the payment you started before the reload/);
+    await expect(checkoutPage.attempts.getByRole("listitem").first()).toHaveText("Request: cut off by the page reload");
     await expect(confirmation.heading).toBeVisible({ timeout: 20_000 });
     expect(payRequests.length).toBeGreaterThanOrEqual(2);
     expect(new Set(payRequests.map((r) => r.headers()["idempotency-key"]))).toEqual(new Set([key]));
     await expectChargedOnce(db, key);
   });
 
-  test("a slow provider: the duplicate waits, the confirmation arrives, one payment", async ({ checkoutPage, confirmation, payRequests, page, db }) => {
+  test("a slow provider: the button is busy, a second click joins the payment in flight, one payment", async ({ checkoutPage, confirmation, payRequests, db }) => {
     await checkoutPage.add(MUG);
     await checkoutPage.choose("slow");
     const key = await checkoutPage.currentKey();
     await checkoutPage.payButton.click();
     await expect(checkoutPage.status).toHaveText("Paying…");
-    await page.waitForTimeout(300);
+    // Busy, in flight, and a second click joins rather than sending again.
+    await expect(checkoutPage.payButton).toHaveAttribute("aria-busy", "true");
+    await expect(checkoutPage.payButton).toContainText("paying…");
+    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveText(["Request: in flight…"]);
     await checkoutPage.payButton.click();
+    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveText(["Request: in flight…", "Request: a second click joined the attempt already running"]);
     await expect(confirmation.heading).toBeVisible({ timeout: 20_000 });
-    expect(payRequests.length).toBe(2);
+    expect(payRequests.length).toBe(1);
     await expectChargedOnce(db, key);
   });
 
-  test("a provider error on the first attempt is retried downstream: one charge", async ({ checkoutPage, confirmation, db }) => {
+  test("a provider error on the first attempt is retried downstream: one charge", async ({ checkoutPage, confirmation, db, page }) => {
     await checkoutPage.add(MUG);
     await checkoutPage.choose("error");
     const key = await checkoutPage.currentKey();
     await checkoutPage.payButton.click();
     await expect(confirmation.heading).toBeVisible();
     await expectChargedOnce(db, key);
+    // The provider's failed first call is shown, then the retry under the same provider key that charged.
+    await expect(page.getByRole("list", { name: "Provider calls" }).getByRole("listitem")).toHaveText([
+      /^500: the provider failed; retried with the same provider key/,
+      /^201: charged/,
+    ]);
   });
 });
 
@@ -141,7 +162,8 @@ test.describe("refusals", () => {
     await checkoutPage.payButton.click();
     await expect(checkoutPage.status).toContainText("Declined: The card was declined.");
     await checkoutPage.payButton.click();
-    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveCount(2);
+    // The list shows the second request in flight first; its line then becomes the replayed decline.
+    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveText([/^Request: a final answer, not retried \(402\)$/, /^Request: a final answer, not retried \(402\) — replayed from the stored result$/]);
     await expect(checkoutPage.status).toContainText("Declined: The card was declined.");
     // The replay count comes from the batched event writer, a moment after the answer.
     await expect.poll(async () => (await effectsOf(db, key)).key?.replay_count).toBe(1);

@@ -4,7 +4,7 @@
  * their own: `schema.ts` (read by drizzle-kit through db/schema) and
  * `client/` (the browser's side, which must not pull in the server).
  */
-export { createIdempotencyProcedures, type IdempotencyContext, type IdempotencyMeta } from "./procedures";
+export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta } from "./procedures";
 export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse } from "./types";
 
 // The acquisition step and the decision table: a server-side completer finds

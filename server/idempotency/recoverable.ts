@@ -97,6 +97,11 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
         return value;
       });
     },
+    suspend: async (leaseMs) => {
+      lease.stop();
+      await store.renew(sql, a, fence, leaseMs);
+      return new Promise<never>(() => undefined);
+    },
   };
 
   let result: R;

@@ -10,6 +10,7 @@ import { database, drizzleOn, LOCK_TIMEOUT_MS, type Db } from "../../db/client";
 import { env } from "../env";
 import { isFinal, problemBody, StoredProblemError, toProblem, trpcCodeFor } from "../errors";
 import { deleteExpired, type CleanupOptions, type IdempotencyRuntime } from "../idempotency";
+import { traceKeyEvent } from "../lab/trace";
 import { recordEvent } from "./events";
 
 /** Exported so tests can build variants (say, a holder that never renews). */
@@ -25,7 +26,11 @@ export const idempotencyRuntime: IdempotencyRuntime<Db> = {
     const problem = JSON.parse(stored.body) as ReturnType<typeof toProblem>;
     return new TRPCError({ code: trpcCodeFor(stored.status), message: problem.detail, cause: new StoredProblemError(problem) });
   },
-  onEvent: recordEvent,
+  onEvent: (event) => {
+    recordEvent(event);
+    // The failure lab's diagram; a no-op outside a lab run.
+    traceKeyEvent(event);
+  },
   defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: LOCK_TIMEOUT_MS },
   sessionLockTimeoutMs: LOCK_TIMEOUT_MS,
 };

@@ -7,6 +7,7 @@
 import type { Db } from "../../db/client";
 import { ledgerEntries } from "../../db/schema";
 import { newId } from "../ids";
+import { traceLedgerMovement } from "../lab/trace";
 
 export type LedgerLine = { account: string; direction: "debit" | "credit"; amountMinor: number };
 
@@ -54,6 +55,7 @@ export async function postMovement(tx: Db, m: Movement): Promise<string> {
       ...m.links,
     })),
   );
+  traceLedgerMovement(`${m.lines.map((l) => `${l.direction} ${l.account}`).join(", ")}`, debits, m.currency);
   return transactionId;
 }
 

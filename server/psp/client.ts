@@ -36,7 +36,12 @@ export type PspClientOptions = {
   attempts?: number;
   /** The backoff before retry n is drawn from [0, baseDelayMs * 2^(n-1)). */
   baseDelayMs?: number;
+  /** Told of every attempt's outcome (the failure lab draws provider calls from it). */
+  observe?: (call: ObservedCall) => void;
 };
+
+/** One attempt as `observe` sees it: the request, and its status or the error that left it unanswered. */
+export type ObservedCall = { method: string; path: string; key?: string; body?: unknown; status?: number; replayed: boolean; error?: string; elapsedMs: number };
 
 export type PspDeclined = { kind: "declined"; reason: string; message?: string };
 export type PspRejected = { kind: "rejected"; status: number; type: string; message?: string };
@@ -97,6 +102,7 @@ export function createPspClient(options: PspClientOptions) {
     if (call.key !== undefined) headers["idempotency-key"] = call.key;
     let status: number;
     let text: string;
+    const sentAt = performance.now();
     try {
       const response = await fetch(`${baseUrl}${call.path}`, {
         method: call.method,
@@ -106,7 +112,9 @@ export function createPspClient(options: PspClientOptions) {
       });
       status = response.status;
       text = await response.text();
+      options.observe?.({ method: call.method, path: call.path, key: call.key, body: call.body, status, replayed: response.headers.get("idempotent-replayed") === "true", elapsedMs: performance.now() - sentAt });
     } catch (error) {
+      options.observe?.({ method: call.method, path: call.path, key: call.key, body: call.body, replayed: false, error: error instanceof Error ? error.name : "error", elapsedMs: performance.now() - sentAt });
       return error instanceof Error ? error : new Error(String(error));
     }
     if (status >= 500) return new PspServerError(status, errorBodySchema.safeParse(safeJson(text)).data?.error.type);

@@ -17,6 +17,7 @@ import { DomainError, toTRPCError } from "../errors";
 import { env } from "../env";
 import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
+import { traceWebhook } from "../lab/trace";
 import { amountSchema } from "../money";
 import { publicProcedure, router } from "../trpc";
 
@@ -81,6 +82,7 @@ export const webhooksRouter = router({
         });
         return false;
       });
+      traceWebhook(input.id, duplicate);
       return { received: true as const, duplicate };
     }),
 });

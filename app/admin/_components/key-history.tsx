@@ -1,6 +1,6 @@
 /** A key's timeline and what it caused: its events, the ledger entries tagged with it, the provider charges made under it. */
 import type { CausedLedgerEntry, CausedPayment, TimelineEvent } from "@/server/admin/get.handler";
-import { utc } from "./format";
+import { paymentLabel, utc } from "./format";
 
 const EVENT_LABELS: Record<string, string> = {
   claimed: "Claimed",
@@ -85,12 +85,12 @@ export function ProviderCharges({ payments }: { payments: CausedPayment[] }) {
         {payments.map((p) => (
           <tr key={p.id}>
             <td className="mono">{p.id}</td>
-            <td>{p.status}</td>
+            <td>{paymentLabel(p).status}</td>
             <td className="num">
               {p.amount} {p.currency}
             </td>
             <td className="mono">{p.destination}</td>
-            <td className="mono">{p.pspChargeId ?? "— (not charged yet)"}</td>
+            <td className="mono">{paymentLabel(p).charge}</td>
           </tr>
         ))}
       </tbody>

@@ -72,7 +72,7 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
                   <button type="button" className="link-button" title="Show only this tenant's keys" onClick={() => update({ tenantId: k.tenantId })}>
                     {k.tenantName ?? k.tenantId}
                   </button>
-                  <div className="muted small mono">{k.tenantId}</div>
+                  <div className="muted small mono tenant-id">{k.tenantId}</div>
                 </td>
                 <td className="mono key-cell">
                   <a href={keyHref(k.tenantId, k.key)} title={k.key}>
@@ -83,16 +83,16 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
                 <td>
                   <StateBadge state={k.state} stale={k.stale} staleForMs={k.staleForMs} />
                 </td>
-                <td className="nowrap">
+                <td className="hash">
                   <code title={k.fingerprint}>{shortHash(k.fingerprint)}</code> <CopyButton value={k.fingerprint} label={`Copy the request hash of ${k.key}`} />
                 </td>
                 <td className="num">{k.responseStatus ?? "—"}</td>
-                <td className="nowrap">
+                <td className="when">
                   <time dateTime={k.createdAt}>{utc(k.createdAt)}</time>
                 </td>
                 <td className="nowrap">{expiresIn(k.expiresInMs)}</td>
                 <td className="num">{number(k.replayCount)}</td>
-                <td className="nowrap">{k.lastReplayedAt ? <time dateTime={k.lastReplayedAt}>{utc(k.lastReplayedAt)}</time> : "—"}</td>
+                <td className="when">{k.lastReplayedAt ? <time dateTime={k.lastReplayedAt}>{utc(k.lastReplayedAt)}</time> : "—"}</td>
               </tr>
             ))}
           </tbody>
@@ -100,7 +100,7 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
       </div>
       <div className="pager">
         <p id="keys-status" className="muted small">
-          {page.isPending ? "Loading keys…" : items.length === 0 ? "No keys match these filters." : `Showing ${number(items.length)} keys${page.data?.nextCursor ? "; more on the next page" : ""}.`}
+          {page.isPending ? "Loading keys…" : items.length === 0 ? "No keys match these filters." : `Showing ${number(items.length)} ${items.length === 1 ? "key" : "keys"}${page.data?.nextCursor ? "; more on the next page" : ""}.`}
         </p>
         <div className="pager-buttons">
           <button type="button" className="secondary" onClick={first} disabled={!filters.cursor}>

@@ -8,7 +8,7 @@ import { useState, type FormEvent } from "react";
 
 type Problem = { detail?: string };
 
-export function SignInForm({ returnTo, enabled }: { returnTo: string; enabled: boolean }) {
+export function SignInForm({ returnTo, enabled, demo = false }: { returnTo: string; enabled: boolean; demo?: boolean }) {
   const [error, setError] = useState<string>();
   const [pending, setPending] = useState(false);
 
@@ -41,6 +41,11 @@ export function SignInForm({ returnTo, enabled }: { returnTo: string; enabled: b
     <section className="card sign-in" aria-labelledby="sign-in-heading">
       <h1 id="sign-in-heading">Admin sign-in</h1>
       <p className="muted">The dashboard of idempotency keys is for operators. Sign in with the admin password.</p>
+      {demo && (
+        <p className="notice" role="note">
+          Demo mode: this server runs with the demo password, documented in the README under “The admin dashboard”.
+        </p>
+      )}
       {!enabled && (
         <p className="notice" role="note">
           Admin sign-in is disabled: this server was started without <code>ADMIN_PASSWORD</code>.

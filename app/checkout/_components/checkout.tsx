@@ -13,7 +13,8 @@ import type { Attempt } from "@/server/idempotency/client/link";
 import { useAttempts } from "./use-attempts";
 import { AttemptsPanel } from "./attempts-panel";
 import { clearCart, notePaid, SCENARIOS, useCart, usePaidElsewhere, type Scenario } from "./cart-store";
-import { checkoutClient } from "./client";
+import { checkoutClient, PAGE_LOADED_AT } from "./client";
+import { NOT_CONFIRMED, shopperMessage, type Problem } from "./messages";
 
 type Product = { sku: string; name: string; description: string; price: string; currency: string };
 type PayInput = { items: { sku: string; quantity: number }[]; couponCode?: string; destination: string };
@@ -28,6 +29,8 @@ const NOTES: Partial<Record<Attempt["outcome"], (n: number) => string>> = {
 };
 
 type Result = { phase: "declined" | "refused" | "failed"; detail: string; key: string };
+
+const RESUMING = "Resuming the payment you started before the reload, with the same key: it cannot be charged twice.";
 
 const createStore = () => createIntentStore<PayInput>({ name: "eo-checkout", shared: localStorage, perTab: sessionStorage });
 let store: ReturnType<typeof createStore> | undefined;
@@ -55,6 +58,8 @@ export function Checkout({ products }: { products: Product[] }) {
   const router = useRouter();
   const [cart, update] = useCart();
   const [result, setResult] = useState<Result>();
+  // The payment a reload interrupted, if any: this page resumes it (below), and says so rather than "connection lost".
+  const [resumedKey] = useState(() => (typeof window === "undefined" ? undefined : intents().inFlight()?.key));
   const paidElsewhere = usePaidElsewhere();
   const [intentKey, flightKey] = useIntentSnapshot();
   const attempts = useAttempts(flightKey || undefined);
@@ -78,10 +83,10 @@ export function Checkout({ products }: { products: Product[] }) {
       return undefined;
     } catch (error) {
       intents().land();
-      const problem = error instanceof TRPCClientError ? (error.data as { problem?: { status: number; detail: string } } | undefined)?.problem : undefined;
-      if (problem?.status === 402) return { phase: "declined", detail: problem.detail, key: idempotencyKey };
-      if (problem && problem.status < 500) return { phase: "refused", detail: problem.detail, key: idempotencyKey };
-      return { phase: "failed", key: idempotencyKey, detail: "The payment is not confirmed yet. Paying again is safe: it continues the same payment, it never charges twice." };
+      const problem = error instanceof TRPCClientError ? (error.data as { problem?: Problem } | undefined)?.problem : undefined;
+      if (problem?.status === 402) return { phase: "declined", detail: shopperMessage(problem), key: idempotencyKey };
+      if (problem && problem.status < 500) return { phase: "refused", detail: shopperMessage(problem), key: idempotencyKey };
+      return { phase: "failed", key: idempotencyKey, detail: NOT_CONFIRMED };
     }
   }
 
@@ -114,8 +119,9 @@ export function Checkout({ products }: { products: Product[] }) {
     void send(input, intents().keyFor(input)).then(setResult);
   }
 
-  const last = attempts.filter((a) => a.outcome !== "sent").at(-1);
-  const note = flightKey ? (last && NOTES[last.outcome] ? NOTES[last.outcome]!(last.attempt) : "Paying…") : undefined;
+  const last = attempts.filter((a) => a.at >= PAGE_LOADED_AT && a.outcome !== "sent" && a.outcome !== "joined").at(-1);
+  const note = flightKey ? (last && NOTES[last.outcome] ? NOTES[last.outcome]!(last.attempt) : flightKey === resumedKey ? RESUMING : "Paying…") : undefined;
+  const busy = Boolean(flightKey);
   const shown = result && result.key === (flightKey || intentKey) ? result : undefined;
 
   const setQuantity = (sku: string, quantity: number) =>
@@ -216,9 +222,11 @@ export function Checkout({ products }: { products: Product[] }) {
               ))}
             </select>
           </label>
-          <button type="submit" disabled={lines.length === 0}>
+          {/* Busy, not disabled: a second click is harmless (it joins the running attempt), and the attempts list shows it did. */}
+          <button type="submit" disabled={lines.length === 0} aria-busy={busy} className={busy ? "busy" : undefined}>
             Pay {money(subtotal)} {currency}
             {cart.couponCode.trim() ? " (before coupon)" : ""}
+            {busy ? <span className="button-note"> — paying…</span> : null}
           </button>
         </form>
         <p role="status" aria-live="polite" className={`pay-status ${note ? "paying" : (shown?.phase ?? "")}`}>

@@ -9,6 +9,13 @@ import type { AppRouter } from "@/server/root";
 import { idempotencyHeaders, idempotencyLink, type Attempt } from "@/server/idempotency/client/link";
 
 const ATTEMPTS = "eo-checkout:attempts:";
+
+/**
+ * When this page loaded. Attempts recorded before it belong to a page that
+ * was reloaded: one with no outcome was cut off, and says nothing about the
+ * connection now.
+ */
+export const PAGE_LOADED_AT = typeof window === "undefined" ? 0 : Date.now();
 const listeners = new Set<(attempt: Attempt) => void>();
 
 export function attemptsFor(key: string): Attempt[] {

@@ -67,6 +67,27 @@ describe("idempotencyLink", () => {
     expect(attempts.at(-1)?.outcome).toBe("gave-up");
   });
 
+  it("runs one loop per key: a second call while the first retries joins it and sends nothing of its own", async () => {
+    const { client, seen, attempts } = harness(["network", 409, "ok"]);
+    const first = client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-4" } });
+    const second = client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-4" } });
+    await expect(Promise.all([first, second])).resolves.toEqual([{ paid: 5 }, { paid: 5 }]);
+    expect(seen).toEqual(["key-4", "key-4", "key-4"]);
+    expect(attempts.map((a) => a.outcome)).toEqual(["sent", "joined", "network-error", "sent", "in-progress", "sent", "succeeded"]);
+    // Settled, the key has no loop: the next call sends again.
+    await expect(client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-4" } })).resolves.toEqual({ paid: 5 });
+    expect(seen).toHaveLength(4);
+  });
+
+  it("a joined call shares the final refusal too", async () => {
+    const { client, seen } = harness([422]);
+    const calls = [1, 2].map(() => client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-5" } }).catch((e: unknown) => e));
+    const [a, b] = await Promise.all(calls);
+    expect(a).toBeInstanceOf(TRPCClientError);
+    expect(b).toBe(a);
+    expect(seen).toEqual(["key-5"]);
+  });
+
   it("leaves mutations without a key alone: no header, no retry", async () => {
     const { client, seen } = harness(["network", "ok"]);
     await expect(client.pay.mutate({ amount: 5 })).rejects.toBeInstanceOf(TRPCClientError);

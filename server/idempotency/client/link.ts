@@ -6,6 +6,10 @@
  * Anything else (`422`, other `4xx`) is an answer and is never retried.
  * Mutations without a key pass through untouched.
  *
+ * One retry loop per key at a time: a second call with a key whose loop is
+ * still running (a second click, a resumed reload) sends nothing of its own;
+ * it joins the running loop and gets its answer.
+ *
  * Put it before a non-batching `httpLink` whose `headers` sends the key
  * (`idempotencyHeaders`): a batch shares one set of headers.
  */
@@ -14,7 +18,7 @@ import { TRPCClientError } from "@trpc/client";
 import type { AnyRouter } from "@trpc/server";
 import { observable } from "@trpc/server/observable";
 
-export type AttemptOutcome = "sent" | "succeeded" | "network-error" | "in-progress" | "server-error" | "refused" | "gave-up";
+export type AttemptOutcome = "sent" | "joined" | "succeeded" | "network-error" | "in-progress" | "server-error" | "refused" | "gave-up";
 
 export type Attempt = {
   key: string;
@@ -65,30 +69,64 @@ export function idempotencyLink<TRouter extends AnyRouter>(options: IdempotencyL
   const random = options.random ?? Math.random;
   const report = options.onAttempt ?? (() => undefined);
 
+  type Observer = { next(value: never): void; error(error: never): void; complete(): void };
+  type Loop = { observers: Set<Observer>; attempt: number; stop(): void };
+  /** The running loop of each key; a loop leaves when it settles or when nobody waits for it any more. */
+  const loops = new Map<string, Loop>();
+
   return () =>
     ({ op, next }) => {
       const key = op.context.idempotencyKey;
       if (op.type !== "mutation" || typeof key !== "string") return next(op);
       return observable((observer) => {
+        const running = loops.get(key);
+        if (running) {
+          running.observers.add(observer as Observer);
+          report({ key, attempt: running.attempt, outcome: "joined", at: Date.now() });
+          return () => {
+            running.observers.delete(observer as Observer);
+          };
+        }
         let attempt = 0;
         let timer: ReturnType<typeof setTimeout> | undefined;
         let current: { unsubscribe(): void } | undefined;
+        const loop: Loop = {
+          observers: new Set([observer as Observer]),
+          attempt,
+          stop: () => {
+            clearTimeout(timer);
+            current?.unsubscribe();
+          },
+        };
+        loops.set(key, loop);
+        /** Everyone waiting, once: the loop settles a single time, then is gone. */
+        const everyone = () => {
+          if (loops.get(key) === loop) loops.delete(key);
+          const waiting = [...loop.observers] as (typeof observer)[];
+          loop.observers.clear();
+          return waiting;
+        };
 
         const run = () => {
           attempt += 1;
+          loop.attempt = attempt;
           report({ key, attempt, outcome: "sent", at: Date.now() });
           current = next(op).subscribe({
             next(value) {
               const headers = (value.context as Meta | undefined)?.response?.headers;
               report({ key, attempt, outcome: "succeeded", replayed: headers?.get("idempotent-replayed") === "true", at: Date.now() });
-              observer.next(value);
+              // Those who joined get the answer too; the loop is over for anyone who calls next.
+              for (const o of everyone()) {
+                o.next(value);
+                o.complete();
+              }
             },
             error(error) {
               const { outcome, status, retryAfterMs } = classify(error);
               if (outcome === "refused" || attempt >= maxAttempts) {
                 const replayed = error instanceof TRPCClientError && (error.meta as Meta | undefined)?.response?.headers?.get("idempotent-replayed") === "true";
                 report({ key, attempt, outcome: outcome === "refused" ? "refused" : "gave-up", status, replayed, at: Date.now() });
-                observer.error(error);
+                for (const o of everyone()) o.error(error);
                 return;
               }
               // Full jitter spreads the retries of many clients; Retry-After is the server's floor.
@@ -98,14 +136,18 @@ export function idempotencyLink<TRouter extends AnyRouter>(options: IdempotencyL
               timer = setTimeout(run, retryInMs);
             },
             complete() {
-              observer.complete();
+              for (const o of everyone()) o.complete();
             },
           });
         };
         run();
         return () => {
-          clearTimeout(timer);
-          current?.unsubscribe();
+          loop.observers.delete(observer as Observer);
+          // The last one waiting let go: the loop stops and a later call starts afresh.
+          if (loop.observers.size === 0 && loops.get(key) === loop) {
+            loops.delete(key);
+            loop.stop();
+          }
         };
       });
     };

@@ -2,6 +2,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createContext } from "@/server/context";
 import { checkAdminChange } from "@/server/admin/origin";
 import { DomainError, publicProblem } from "@/server/errors";
+import { throughLab } from "@/server/lab/edge";
 import { readJsonBody } from "@/server/rest/body";
 import { problemResponse } from "@/server/rest/respond";
 import { appRouter } from "@/server/root";
@@ -42,7 +43,8 @@ async function POST(req: Request): Promise<Response> {
   } catch (error) {
     return refuse(error);
   }
-  return handle(new Request(req.url, { method: "POST", headers: req.headers, body: text }));
+  // A request of a failure-lab run (demo mode only) is recorded and may meet its run's simulations.
+  return throughLab(new Request(req.url, { method: "POST", headers: req.headers, body: text }), handle);
 }
 
 export { handle as GET, POST };

@@ -1,7 +1,9 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { demoCaller } from "@/server/caller";
+import { chargeAttemptsOf } from "@/server/payments/charge-attempts";
 import { AttemptsPanel } from "../../_components/attempts-panel";
+import { ProviderCalls } from "../../_components/provider-calls";
 
 export const metadata: Metadata = { title: "Order confirmed" };
 export const dynamic = "force-dynamic";
@@ -45,6 +47,7 @@ export default async function ConfirmationPage({ params, searchParams }: { param
           <a href="/checkout">Back to the shop</a>
         </p>
       </section>
+      {order.payment ? <ProviderCalls calls={chargeAttemptsOf(order.payment.id)} /> : null}
       {key && <AttemptsPanel idempotencyKey={key} />}
     </div>
   );

@@ -1,5 +1,6 @@
 /** /admin/keys/{tenantId}/{key}: one idempotency key in full, behind the admin sign-in. */
 import { adminEnabled } from "@/server/admin/session";
+import { isDemoMode } from "@/server/env";
 import { currentAdmin } from "../../../_lib/current-admin";
 import { KeyDetailView } from "../../../_components/key-detail";
 import { SignInForm } from "../../../_components/sign-in-form";
@@ -21,7 +22,7 @@ export default async function KeyPage({ params }: { params: Promise<{ tenantId: 
   const raw = await params;
   const tenantId = segment(raw.tenantId);
   const key = segment(raw.key);
-  if (!(await currentAdmin())) return <SignInForm returnTo={keyHref(tenantId, key)} enabled={adminEnabled()} />;
+  if (!(await currentAdmin())) return <SignInForm returnTo={keyHref(tenantId, key)} enabled={adminEnabled()} demo={isDemoMode()} />;
   return (
     <div className="stack admin">
       <nav aria-label="Breadcrumb" className="small">

@@ -1,0 +1,151 @@
+"use client";
+/**
+ * The failure lab: pick a scenario, run it against the protected checkout
+ * and then against the unprotected twin, and see side by side what each
+ * really did — counts from the provider and the ledger, the browser's own
+ * attempts, and the sequence of recorded steps.
+ */
+import { useState } from "react";
+import { LabTarget, type LabScenario } from "@/server/lab/scenarios";
+import { reportOf, startRun, type Cart, type LabReport } from "./lab-api";
+import { playScenario, type BrowserAttempt } from "./run-scenario";
+import { SequenceDiagram } from "./sequence-diagram";
+
+type Outcome = { report: LabReport; attempts: BrowserAttempt[] };
+type Results = Partial<Record<LabTarget, Outcome>>;
+
+const TARGET_TITLE: Record<LabTarget, string> = {
+  [LabTarget.Protected]: "Protected checkout (with Idempotency-Key)",
+  [LabTarget.Naive]: "Unprotected twin (no key) — for comparison only",
+};
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]; cart: Cart; productName: string }) {
+  const [chosen, setChosen] = useState(scenarios[0]!.id);
+  const [running, setRunning] = useState<LabTarget | null>(null);
+  const [results, setResults] = useState<{ scenario: string; byTarget: Results } | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const scenario = scenarios.find((s) => s.id === chosen)!;
+
+  async function run() {
+    setFailure(null);
+    const byTarget: Results = {};
+    setResults({ scenario: scenario.id, byTarget });
+    try {
+      for (const target of [LabTarget.Protected, LabTarget.Naive]) {
+        setRunning(target);
+        const attempts: BrowserAttempt[] = [];
+        const start = await startRun(scenario.id, target);
+        await playScenario(scenario, start, target, cart, (a) => attempts.push(a));
+        byTarget[target] = { report: await reportOf(start.runId), attempts };
+        setResults({ scenario: scenario.id, byTarget: { ...byTarget } });
+      }
+    } catch (error) {
+      setFailure(error instanceof Error && error.name === "LabRequestError" ? error.message : "The run stopped: the lab could not reach the server.");
+    } finally {
+      setRunning(null);
+    }
+  }
+
+  return (
+    <>
+      <section className="card lab-controls" aria-labelledby="lab-pick">
+        <h2 id="lab-pick">Pick a failure</h2>
+        <fieldset className="lab-scenarios">
+          <legend className="visually-hidden">Scenario</legend>
+          {scenarios.map((s) => (
+            <label key={s.id} className="lab-scenario">
+              <input type="radio" name="scenario" value={s.id} checked={s.id === chosen} onChange={() => setChosen(s.id)} disabled={running !== null} />
+              <span>
+                <strong>{s.title}</strong>
+                <span className="small muted"> {s.story}</span>
+                {s.simulation ? <span className="small lab-simulated"> {s.simulation}</span> : null}
+              </span>
+            </label>
+          ))}
+        </fieldset>
+        <p className="small muted">
+          Each run buys one {productName}. The twin runs second, after the protected checkout has finished.
+        </p>
+        <button type="button" onClick={() => void run()} disabled={running !== null} aria-busy={running !== null}>
+          {running === null ? "Run scenario" : running === LabTarget.Protected ? "Running the protected checkout…" : "Running the unprotected twin…"}
+        </button>
+        <p role="status" className="small">
+          {running !== null ? `Running “${scenario.title}”…` : results ? `Finished “${scenarios.find((s) => s.id === results.scenario)?.title}”.` : ""}
+        </p>
+        {failure ? <p className="error">{failure}</p> : null}
+      </section>
+
+      {results ? (
+        <div className="lab-results">
+          {[LabTarget.Protected, LabTarget.Naive].map((target) => {
+            const outcome = results.byTarget[target];
+            return (
+              <section key={target} className={`card lab-result lab-${target}`} aria-labelledby={`lab-${target}-title`}>
+                <h2 id={`lab-${target}-title`}>{TARGET_TITLE[target]}</h2>
+                {outcome ? <Outcome outcome={outcome} target={target} /> : <p className="muted">{running === target ? "Running…" : "Waiting."}</p>}
+              </section>
+            );
+          })}
+        </div>
+      ) : null}
+    </>
+  );
+}
+
+function Outcome({ outcome, target }: { outcome: Outcome; target: LabTarget }) {
+  const { counts, steps, key } = outcome.report;
+  return (
+    <>
+      <p className="small">
+        {key ? (
+          <>
+            Idempotency-Key <code data-testid={`${target}-key`}>{key}</code>
+          </>
+        ) : (
+          "No Idempotency-Key: every request is a new payment."
+        )}{" "}
+        Payments: <span className="mono" data-testid={`${target}-payment-ids`}>{counts.paymentIds.join(" ") || "none"}</span>
+      </p>
+      <dl className="lab-counts" aria-label="What really happened">
+        <div>
+          <dt>Charges at the provider</dt>
+          <dd data-testid={`${target}-provider-charges`}>{counts.providerCharges}</dd>
+        </div>
+        <div>
+          <dt>Ledger charge movements</dt>
+          <dd data-testid={`${target}-charge-movements`}>{counts.chargeMovements}</dd>
+        </div>
+        <div>
+          <dt>Payments recorded</dt>
+          <dd data-testid={`${target}-payments`}>{counts.payments}</dd>
+        </div>
+        <div>
+          <dt>Refunds at the provider / refund movements</dt>
+          <dd data-testid={`${target}-refunds`}>
+            {counts.providerRefunds} / {counts.refundMovements}
+          </dd>
+        </div>
+      </dl>
+      <p className={counts.providerCharges > 1 || counts.refundMovements > counts.providerRefunds ? "error" : "small"}>
+        {counts.providerCharges > 1
+          ? `Charged ${plural(counts.providerCharges, "time")} for one purchase.`
+          : counts.refundMovements > counts.providerRefunds
+            ? `One refund at the provider, booked ${plural(counts.refundMovements, "time")}.`
+            : "Exactly once."}
+      </p>
+      <h3>The browser&apos;s attempts</h3>
+      <ol className="small lab-attempts">
+        {outcome.attempts.map((a, i) => (
+          <li key={i}>
+            <span className="mono">{a.at} ms</span> — {a.client > 1 || outcome.attempts.some((x) => x.client > 1) ? `client ${a.client}, ` : ""}
+            attempt {a.attempt}: {a.outcome}
+          </li>
+        ))}
+      </ol>
+      <h3>What happened, in order</h3>
+      <SequenceDiagram steps={steps} title={TARGET_TITLE[target]} id={target} />
+    </>
+  );
+}

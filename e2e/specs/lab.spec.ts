@@ -1,0 +1,142 @@
+/**
+ * The failure lab, on the real stack (the e2e server runs the run command
+ * with its demo secrets, so demo mode is on). Every scenario runs through the
+ * protected checkout and the unprotected twin; the counts the page shows
+ * come from the provider's records and the ledger, and are checked again
+ * here in the database. The diagram is checked through its text equivalent.
+ */
+import type { Sql } from "postgres";
+import { expect, test } from "../fixtures";
+import { LabPage } from "../pages/lab-page";
+import { expectNoSeriousViolations } from "../support/axe";
+
+type Expected = {
+  title: string;
+  /** What the twin really does in this scenario. */
+  naive: { charges: number; movements: number; refundMovements?: number };
+  /** Steps of the protected run that show why it charged once. */
+  protectedSteps: RegExp[];
+  naiveSteps: RegExp[];
+};
+
+const SCENARIOS: Expected[] = [
+  {
+    title: "Double-click on Pay",
+    naive: { charges: 2, movements: 2 },
+    protectedSteps: [/browser → app: request #2: checkout.pay with key/, /app → database: key (replayed|conflict)/],
+    naiveSteps: [/request #2: lab.naivePay without a key/],
+  },
+  {
+    title: "Five impatient clicks",
+    naive: { charges: 5, movements: 5 },
+    protectedSteps: [/request #5: checkout.pay/, /app → database: key (replayed|conflict)/],
+    naiveSteps: [/request #5: lab.naivePay without a key/],
+  },
+  {
+    title: "Two tabs, one cart",
+    naive: { charges: 2, movements: 2 },
+    protectedSteps: [/request #2: checkout.pay/, /app → database: key (replayed|conflict)/],
+    naiveSteps: [/request #2: lab.naivePay/],
+  },
+  {
+    title: "Answer lost after the server committed",
+    naive: { charges: 2, movements: 2 },
+    protectedSteps: [/app → browser: answer to #1 \(200\) lost on the way \(simulated\)/, /app → database: key replayed/, /app → browser: answer to #2: 200 \(replayed\)/],
+    naiveSteps: [/answer to #1 \(200\) lost on the way/, /answer to #2: 200$/],
+  },
+  {
+    title: "Client timeout on a slow provider",
+    naive: { charges: 2, movements: 2 },
+    protectedSteps: [/request #2: checkout.pay/, /app → database: key (replayed|conflict)/],
+    naiveSteps: [/request #2: lab.naivePay/],
+  },
+  {
+    title: "Provider 5xx, then success",
+    naive: { charges: 1, movements: 1 },
+    protectedSteps: [/provider → app: 500$/, /provider → app: 201$/],
+    naiveSteps: [/provider → app: 500$/, /provider → app: 201$/],
+  },
+  {
+    title: "Worker crash right after the provider charged",
+    naive: { charges: 2, movements: 1 },
+    protectedSteps: [
+      /app → app: worker stops dead after the charge \(simulated crash\)/,
+      /app → database: key takeover, fence 2/,
+      /app → database: phase "placed" skipped: committed by an earlier attempt/,
+      /provider → app: 201 replayed by the provider/,
+      /app → database: phase "charged" committed/,
+    ],
+    naiveSteps: [/worker stops dead/, /request #2: lab.naivePay/],
+  },
+  {
+    title: "The same webhook delivered twice at once",
+    naive: { charges: 1, movements: 1, refundMovements: 2 },
+    protectedSteps: [/applied once, its id recorded/, /recognised as a duplicate: nothing applied/],
+    naiveSteps: [/applied \(the twin keeps no record of events\)/],
+  },
+];
+
+/** Ledger movements, read with SQL: charge movements credit sales, refund movements debit refunds. */
+async function movements(db: Sql, paymentIds: string[]) {
+  const [row] = await db<{ charges: number; refunds: number }[]>`
+    select count(distinct transaction_id) filter (where ledger_account = 'sales' and direction = 'credit')::int as charges,
+           count(distinct transaction_id) filter (where ledger_account = 'refunds' and direction = 'debit')::int as refunds
+    from ledger_entries where payment_id = any(${paymentIds})`;
+  return row!;
+}
+
+for (const scenario of SCENARIOS) {
+  test(`lab: ${scenario.title} — one charge protected, the real count without a key`, async ({ page, db }) => {
+    const lab = new LabPage(page);
+    await lab.goto();
+    await lab.run(scenario.title);
+    await expect(lab.status).toHaveText(/^Finished/, { timeout: 90_000 });
+
+    // Protected: one payment under the run's key, one provider charge, one ledger movement.
+    const key = (await lab.side("protected").getByTestId("protected-key").textContent())!;
+    const protectedIds = await lab.paymentIds("protected");
+    const rows = await db<{ id: string }[]>`select id from payments where idempotency_key = ${key}`;
+    expect(rows.map((r) => r.id)).toEqual(protectedIds);
+    expect(protectedIds).toHaveLength(1);
+    expect(await lab.count("protected", "provider-charges")).toBe("1");
+    expect(await lab.count("protected", "charge-movements")).toBe("1");
+    expect((await movements(db, protectedIds)).charges).toBe(1);
+
+    // The twin: what it really did, on the page and in the database.
+    const naiveIds = await lab.paymentIds("naive");
+    expect(await lab.count("naive", "provider-charges")).toBe(String(scenario.naive.charges));
+    expect(await lab.count("naive", "charge-movements")).toBe(String(scenario.naive.movements));
+    const naiveLedger = await movements(db, naiveIds);
+    expect(naiveLedger.charges).toBe(scenario.naive.movements);
+
+    if (scenario.naive.refundMovements !== undefined) {
+      expect(await lab.count("protected", "refunds")).toBe("1 / 1");
+      expect((await movements(db, protectedIds)).refunds).toBe(1);
+      expect(await lab.count("naive", "refunds")).toBe(`1 / ${scenario.naive.refundMovements}`);
+      expect(naiveLedger.refunds).toBe(scenario.naive.refundMovements);
+    }
+
+    // The diagram's text equivalent names every step that matters, in recorded order.
+    const protectedSteps = await lab.steps("protected");
+    expect(protectedSteps[0]).toMatch(/^browser → app: request #1: checkout.pay with key/);
+    expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: key claimed, fence 1/));
+    expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: phase "placed" committed \(recovery point\)/));
+    expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → provider: POST \/charges key /));
+    expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: ledger movement: debit psp_clearing, credit sales/));
+    for (const step of scenario.protectedSteps) expect(protectedSteps).toContainEqual(expect.stringMatching(step));
+    const naiveSteps = await lab.steps("naive");
+    for (const step of scenario.naiveSteps) expect(naiveSteps).toContainEqual(expect.stringMatching(step));
+    const times = (await lab.side("protected").getByRole("table").getByRole("row").evaluateAll((trs) => trs.slice(1).map((tr) => Number(tr.querySelector("td")?.textContent)))) as number[];
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+}
+
+test("lab: reached from the home page in demo mode; no serious or critical accessibility violations, with a run's results shown", async ({ page }) => {
+  const lab = new LabPage(page);
+  await page.goto("/");
+  await page.getByRole("link", { name: "Run the failure lab" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Failure lab" })).toBeVisible();
+  await lab.run("Double-click on Pay");
+  await expect(lab.status).toHaveText(/^Finished/, { timeout: 90_000 });
+  await expectNoSeriousViolations(page);
+});

@@ -1,0 +1,50 @@
+/**
+ * What a lab run really did, counted after the fact: the run's payments
+ * (found by its key, or listed by the twin), the provider's own records of
+ * charges and refunds for them, and the ledger movements written for them.
+ * Nothing here is predicted from the scenario.
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { ledgerEntries, payments } from "../../db/schema";
+import { Book } from "../ledger/post";
+import { psp } from "../payments/provider";
+import type { LabRun } from "./runs";
+import { labKeyOf, LabTarget } from "./scenarios";
+
+export type LabCounts = {
+  payments: number;
+  paymentIds: string[];
+  providerCharges: number;
+  providerRefunds: number;
+  chargeMovements: number;
+  refundMovements: number;
+};
+
+export async function paymentIdsOf(db: Db, run: LabRun, tenantId: string): Promise<string[]> {
+  if (run.target === LabTarget.Naive) return [...run.naivePaymentIds];
+  const rows = await db.select({ id: payments.id }).from(payments).where(and(eq(payments.tenantId, tenantId), eq(payments.idempotencyKey, labKeyOf(run.id))));
+  return rows.map((r) => r.id);
+}
+
+export async function countRun(db: Db, run: LabRun, tenantId: string): Promise<LabCounts> {
+  const ids = await paymentIdsOf(db, run, tenantId);
+  if (ids.length === 0) return { payments: 0, paymentIds: [], providerCharges: 0, providerRefunds: 0, chargeMovements: 0, refundMovements: 0 };
+  const listed = await psp().listCharges();
+  if (listed.kind !== "ok") throw new Error("The provider did not list its charges.");
+  const charges = listed.charges.filter((c) => c.reference !== null && ids.includes(c.reference));
+  const entries = await db
+    .select({ transactionId: ledgerEntries.transactionId, account: ledgerEntries.ledgerAccount, direction: ledgerEntries.direction })
+    .from(ledgerEntries)
+    .where(inArray(ledgerEntries.paymentId, ids));
+  const movementsWhere = (account: string, direction: "debit" | "credit") =>
+    new Set(entries.filter((e) => e.account === account && e.direction === direction).map((e) => e.transactionId)).size;
+  return {
+    payments: ids.length,
+    paymentIds: ids,
+    providerCharges: charges.length,
+    providerRefunds: charges.reduce((n, c) => n + c.refunds.length, 0),
+    chargeMovements: movementsWhere(Book.sales, "credit"),
+    refundMovements: movementsWhere(Book.refunds, "debit"),
+  };
+}

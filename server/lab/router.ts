@@ -1,0 +1,96 @@
+/**
+ * The failure lab's procedures, demo mode only: every one of them answers
+ * 404 while demo mode is off, as if it did not exist. `start` opens a run
+ * (and arms the scenario's simulations for it), the twin pays and receives
+ * webhooks without idempotency, `deliverWebhookTwice` has the provider send
+ * one event twice at once, and `report` counts what the run really did.
+ */
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import { DEMO_TENANT } from "../../db/seed";
+import { payments } from "../../db/schema";
+import { DomainError, toTRPCError } from "../errors";
+import { env, isDemoMode } from "../env";
+import { strictInput } from "../input";
+import { amountSchema, formatMinor } from "../money";
+import { destinationSchema } from "../payments/present";
+import { psp, pspUrl } from "../payments/provider";
+import { publicProcedure, router } from "../trpc";
+import { naivePay, naiveWebhook } from "./naive";
+import { countRun, paymentIdsOf } from "./report";
+import { createRun, currentRun, findRun, Lane, recordStep, type LabRun } from "./runs";
+import { LAB_SCENARIOS, labKeyOf, LabTarget, scenarioById } from "./scenarios";
+
+const notFound = () => toTRPCError(new DomainError("not-found", 404, "There is no such procedure."));
+
+/** Exists only in demo mode: the lab's switches and its unprotected twin are never reachable elsewhere. */
+const demoProcedure = publicProcedure.use(({ next }) => {
+  if (!isDemoMode()) throw notFound();
+  return next({ ctx: { tenantId: DEMO_TENANT.id } });
+});
+
+const runInput = strictInput({ runId: z.string().regex(/^[A-Za-z0-9]{1,32}$/) });
+
+function runOf(id: string): LabRun {
+  const run = findRun(id);
+  if (!run) throw toTRPCError(new DomainError("not-found", 404, `No lab run ${id}.`));
+  return run;
+}
+
+const eventIdOf = (run: LabRun) => `evt_lab_${run.id}`;
+
+export const labRouter = router({
+  start: demoProcedure
+    .input(strictInput({ scenario: z.enum(LAB_SCENARIOS.map((s) => s.id) as [string, ...string[]]), target: z.enum([LabTarget.Protected, LabTarget.Naive]) }))
+    .mutation(({ input }) => {
+      const run = createRun(scenarioById(input.scenario)!, input.target);
+      return { runId: run.id, key: labKeyOf(run.id), destination: run.scenario.destination };
+    }),
+
+  /** The checkout without a key. Only inside a lab run (the Lab-Run header), so it is never a general way to pay. */
+  naivePay: demoProcedure
+    .input(strictInput({ items: z.array(z.strictObject({ sku: z.string().min(1).max(64), quantity: z.number().int().min(1).max(99) })).min(1).max(50), destination: destinationSchema }))
+    .mutation(({ ctx, input }) => {
+      const run = currentRun();
+      if (!run || run.target !== LabTarget.Naive) throw notFound();
+      return naivePay(ctx.db, run, ctx.tenantId, input);
+    }),
+
+  /** The twin's webhook receiver: it takes only the events of a naive lab run, and applies each delivery. */
+  naiveWebhook: demoProcedure
+    .input(z.object({ id: z.string().regex(/^evt_lab_[A-Za-z0-9]{1,32}$/), type: z.literal("charge.refunded"), data: z.object({ paymentId: z.string().max(64), amount: amountSchema }) }))
+    .mutation(async ({ ctx, input }) => {
+      const run = findRun(input.id.slice("evt_lab_".length));
+      if (!run || run.target !== LabTarget.Naive) throw notFound();
+      await naiveWebhook(ctx.db, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
+      recordStep(Lane.Provider, Lane.App, `webhook ${input.id} applied (the twin keeps no record of events)`, run);
+      return { received: true as const };
+    }),
+
+  /** Refunds a quarter of the run's payment at the provider, then has the provider deliver the refund event twice at once. */
+  deliverWebhookTwice: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => {
+    const run = runOf(input.runId);
+    const [paymentId] = await paymentIdsOf(ctx.db, run, ctx.tenantId);
+    const [payment] = paymentId ? await ctx.db.select().from(payments).where(eq(payments.id, paymentId)) : [];
+    if (!payment?.pspChargeId) throw toTRPCError(new DomainError("lab-no-payment", 409, "The run has no charged payment to refund yet."));
+    const amount = Math.max(1, Math.floor(payment.amountMinor / 4));
+    const refund = await psp().refund(payment.pspChargeId, amount, `lab-refund-${run.id}`);
+    if (refund.kind !== "ok") throw toTRPCError(new DomainError("lab-refund-failed", 502, "The provider did not refund."));
+    recordStep(Lane.App, Lane.Provider, `refund ${formatMinor(amount)} ${payment.currency} at the provider`, run);
+    const url = run.target === LabTarget.Naive ? `http://127.0.0.1:${env.PORT}/api/trpc/lab.naiveWebhook` : `http://127.0.0.1:${env.PORT}/api/v1/webhooks/psp`;
+    const event = { id: eventIdOf(run), type: "charge.refunded", data: { paymentId: payment.id, amount: formatMinor(amount) } };
+    const deliver = async (n: number) => {
+      recordStep(Lane.Provider, Lane.App, `webhook ${event.id} delivery ${n} sent`, run);
+      const res = await fetch(`${pspUrl()}/webhooks/send`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url, event }) });
+      const answer = (await res.json()) as { status?: number };
+      recordStep(Lane.App, Lane.Provider, `webhook delivery ${n} answered ${answer.status ?? res.status}`, run);
+    };
+    await Promise.all([deliver(1), deliver(2)]);
+    return { eventId: event.id, deliveries: 2 };
+  }),
+
+  report: demoProcedure.input(runInput).query(async ({ ctx, input }) => {
+    const run = runOf(input.runId);
+    return { scenario: run.scenario.id, target: run.target, key: run.target === LabTarget.Protected ? labKeyOf(run.id) : null, counts: await countRun(ctx.db, run, ctx.tenantId), steps: [...run.steps].sort((a, b) => a.t - b.t) };
+  }),
+});

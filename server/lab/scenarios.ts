@@ -1,0 +1,117 @@
+/**
+ * The failure lab's scenarios: what the browser does (its plan) and which
+ * server-side simulations a run arms. Shared by the page and the server, so
+ * it imports nothing from either.
+ */
+
+export const LabTarget = {
+  /** The real checkout procedure, behind its Idempotency-Key. */
+  Protected: "protected",
+  /** The deliberately unprotected twin: no key, a fresh provider key on every call. */
+  Naive: "naive",
+} as const;
+export type LabTarget = (typeof LabTarget)[keyof typeof LabTarget];
+
+/** The header that ties a request to its lab run (honoured in demo mode only). */
+export const LAB_RUN_HEADER = "Lab-Run";
+
+export type LabFaults = {
+  /** The next answer of the checkout is dropped after the server committed it. */
+  loseAnswer?: boolean;
+  /** The worker stops dead right after the provider charged: no release, no renewal; its lease is cut to this many ms. */
+  crashAfterChargeLeaseMs?: number;
+};
+
+export type LabScenario = {
+  id: string;
+  title: string;
+  /** What happens, in the shopper's words. */
+  story: string;
+  /** Which part is simulated, named as such on the page. */
+  simulation?: string;
+  /** The provider test destination charged. */
+  destination: string;
+  faults: LabFaults;
+  plan:
+    | { kind: "together"; clients: number; staggerMs: number }
+    | { kind: "retry-after-failure"; timeoutMs: number; pauseMs: number }
+    | { kind: "once" }
+    | { kind: "webhook-twice" };
+};
+
+export const SHOP_TEST_DESTINATION = "acct_test_lab";
+const CRASH_LEASE_MS = 2_000;
+
+export const LAB_SCENARIOS: readonly LabScenario[] = [
+  {
+    id: "double-click",
+    title: "Double-click on Pay",
+    story: "The shopper clicks Pay twice; both requests leave at once.",
+    destination: SHOP_TEST_DESTINATION,
+    faults: {},
+    plan: { kind: "together", clients: 2, staggerMs: 0 },
+  },
+  {
+    id: "five-clicks",
+    title: "Five impatient clicks",
+    story: "Five requests for the same payment, 40 ms apart.",
+    destination: SHOP_TEST_DESTINATION,
+    faults: {},
+    plan: { kind: "together", clients: 5, staggerMs: 40 },
+  },
+  {
+    id: "two-tabs",
+    title: "Two tabs, one cart",
+    story: "The same cart is paid from two tabs while the provider is slow; the tabs share the cart's key.",
+    destination: "acct_test_slow",
+    faults: {},
+    plan: { kind: "together", clients: 2, staggerMs: 300 },
+  },
+  {
+    id: "lost-answer",
+    title: "Answer lost after the server committed",
+    story: "The payment goes through, but the answer never reaches the browser, which retries.",
+    simulation: "Simulated: the server drops its own answer once, after the payment is committed.",
+    destination: SHOP_TEST_DESTINATION,
+    faults: { loseAnswer: true },
+    plan: { kind: "retry-after-failure", timeoutMs: 15_000, pauseMs: 200 },
+  },
+  {
+    id: "slow-provider",
+    title: "Client timeout on a slow provider",
+    story: "The provider takes seconds; the browser gives up after one second and tries again.",
+    destination: "acct_test_slow",
+    faults: {},
+    plan: { kind: "retry-after-failure", timeoutMs: 1_000, pauseMs: 200 },
+  },
+  {
+    id: "provider-5xx",
+    title: "Provider 5xx, then success",
+    story: "The provider fails the first call with a 500; the app retries it with the same provider key.",
+    destination: "acct_test_error",
+    faults: {},
+    plan: { kind: "once" },
+  },
+  {
+    id: "crash-after-charge",
+    title: "Worker crash right after the provider charged",
+    story: "The charge happened, then the worker stopped dead. After its lease runs out, a retry takes the key over.",
+    simulation: `Simulated: the request's worker stops after the charge (no release, no renewal) and its lease is cut to ${CRASH_LEASE_MS / 1000} s.`,
+    destination: SHOP_TEST_DESTINATION,
+    faults: { crashAfterChargeLeaseMs: CRASH_LEASE_MS },
+    plan: { kind: "retry-after-failure", timeoutMs: 1_500, pauseMs: CRASH_LEASE_MS + 500 },
+  },
+  {
+    id: "webhook-twice",
+    title: "The same webhook delivered twice at once",
+    story: "After a paid order, the provider sends one refund event twice, concurrently.",
+    destination: SHOP_TEST_DESTINATION,
+    faults: {},
+    plan: { kind: "webhook-twice" },
+  },
+];
+
+export const scenarioById = (id: string): LabScenario | undefined => LAB_SCENARIOS.find((s) => s.id === id);
+
+/** The Idempotency-Key of a lab run's checkout: one per run, so its rows are found by it. */
+export const labKeyOf = (runId: string) => `lab-${runId}`;

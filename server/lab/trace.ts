@@ -1,0 +1,58 @@
+/**
+ * What the lab's sequence diagram is drawn from: the app's own events,
+ * turned into steps of the current lab run as they happen. Each function is
+ * a no-op outside a lab run, so production paths pay one AsyncLocalStorage
+ * lookup and nothing else.
+ */
+import type { IdempotencyEvent, RecoverableHandle } from "../idempotency";
+import type { ObservedCall as ProviderCall } from "../psp/client";
+import { currentRun, findRun, Lane, recordStep } from "./runs";
+
+/** A key event, as the database decided it (claim, replay, conflict, takeover…). */
+export function traceKeyEvent(e: IdempotencyEvent): void {
+  const parts = [`key ${e.type.replace("_", " ")}`];
+  if (e.fence !== undefined) parts.push(`fence ${e.fence}`);
+  if (e.status !== undefined) parts.push(`status ${e.status}`);
+  if (e.recoveryPoint) parts.push(`at ${e.recoveryPoint}`);
+  recordStep(Lane.App, Lane.Database, parts.join(", "));
+}
+
+/** One request to the provider: its downstream key, and whether the provider answered from its own idempotency. */
+export function traceProviderCall(call: ProviderCall): void {
+  const key = call.key ? ` key ${call.key.slice(0, 12)}…` : "";
+  recordStep(Lane.App, Lane.Provider, `${call.method} ${call.path}${key}`, undefined, call.elapsedMs);
+  const answer = call.status === undefined ? `no answer (${call.error ?? "network error"})` : `${call.status}${call.replayed ? " replayed by the provider" : ""}`;
+  recordStep(Lane.Provider, Lane.App, answer);
+}
+
+/** A ledger movement committed with its business change. */
+export function traceLedgerMovement(kind: string, amountMinor: number, currency: string): void {
+  recordStep(Lane.App, Lane.Database, `ledger movement: ${kind} ${(amountMinor / 100).toFixed(2)} ${currency}`);
+}
+
+/** A webhook delivery reaches the app in a request of the provider's, not the run's: the lab's event ids name their run. */
+export function traceWebhook(eventId: string, duplicate: boolean): void {
+  const run = eventId.startsWith("evt_lab_") ? findRun(eventId.slice("evt_lab_".length)) : undefined;
+  recordStep(Lane.Provider, Lane.App, `webhook ${eventId} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`, run);
+}
+
+/**
+ * The handle with its phases recorded: a committed phase is a recovery
+ * point, and a phase an earlier attempt committed is skipped (the takeover
+ * resumes after it). Outside a lab run the handle is returned as it is.
+ */
+export function tracedPhases<TTx>(h: RecoverableHandle<TTx>): RecoverableHandle<TTx> {
+  if (!currentRun()) return h;
+  // Inherits from the handle, so its live fields (recoveryPoint) read through.
+  const traced = Object.create(h) as RecoverableHandle<TTx>;
+  traced.phase = async (name, fn) => {
+    let ran = false;
+    const value = await h.phase(name, (tx) => {
+      ran = true;
+      return fn(tx);
+    });
+    recordStep(Lane.App, Lane.Database, ran ? `phase "${name}" committed (recovery point)` : `phase "${name}" skipped: committed by an earlier attempt`);
+    return value;
+  };
+  return traced;
+}

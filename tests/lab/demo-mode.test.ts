@@ -1,0 +1,110 @@
+/**
+ * Demo mode is the only way into the failure lab: with it off, every lab
+ * procedure answers 404 over the real tRPC endpoint and a Lab-Run header on
+ * the checkout arms nothing; with it on, a run's switch fires once, for that
+ * run only. And demo mode cannot be combined with real secrets.
+ */
+import { spawnSync } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { POST, GET } from "../../app/api/trpc/[trpc]/route";
+import { database } from "../../db/client";
+import { DEMO_TENANT } from "../../db/seed";
+import { env } from "../../server/env";
+import { createRun } from "../../server/lab/runs";
+import { LAB_RUN_HEADER, LabTarget, labKeyOf, scenarioById } from "../../server/lab/scenarios";
+
+const BASE = "http://127.0.0.1/api/trpc";
+const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>
+  POST(new Request(`${BASE}/${procedure}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+
+async function cart() {
+  const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
+  return { items: [{ sku: product!.sku, quantity: 1 }], destination: "acct_test_lab" };
+}
+
+const paymentsUnder = (key: string) =>
+  database().sql<{ id: string; charges: number }[]>`
+    select p.id, (select count(distinct transaction_id)::int from ledger_entries l where l.payment_id = p.id and l.ledger_account = 'sales') as charges
+    from payments p where p.tenant_id = ${DEMO_TENANT.id} and p.idempotency_key = ${key}`;
+
+afterEach(() => {
+  env.DEMO_MODE = false;
+});
+
+describe("demo mode off", () => {
+  it("answers 404 for every lab procedure, before reading its input", async () => {
+    expect(env.DEMO_MODE).toBe(false);
+    const run = createRun(scenarioById("double-click")!, LabTarget.Naive);
+    const answers = await Promise.all([
+      post("lab.start", { scenario: "double-click", target: "protected" }),
+      post("lab.start", { scenario: "no such scenario", extra: true }),
+      post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: run.id }),
+      post("lab.naiveWebhook", { id: `evt_lab_${run.id}`, type: "charge.refunded", data: { paymentId: "pay_x", amount: "1.00" } }),
+      post("lab.deliverWebhookTwice", { runId: run.id }),
+      GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId: run.id }))}`)),
+    ]);
+    for (const answer of answers) {
+      expect(answer.status).toBe(404);
+      expect(await answer.text()).not.toMatch(/lab run|stack|select /i);
+    }
+    expect(run.naivePaymentIds).toEqual([]);
+  });
+
+  it("ignores a Lab-Run header: the run's switch stays armed and the checkout answers normally", async () => {
+    const run = createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const res = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: run.id, "idempotency-key": labKeyOf(run.id) });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(await res.text()).result.data.status).toBe("paid");
+    expect(run.faults).toEqual({ loseAnswer: true });
+    expect(run.steps).toEqual([]);
+  });
+});
+
+describe("demo mode on", () => {
+  it("drops the answer once, after the commit, for that run only; the retry replays the one payment", async () => {
+    env.DEMO_MODE = true;
+    const started = await post("lab.start", { scenario: "lost-answer", target: "protected" });
+    expect(started.status).toBe(200);
+    const { runId, key } = JSON.parse(await started.text()).result.data as { runId: string; key: string };
+    const other = createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+
+    const first = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: runId, "idempotency-key": key });
+    await expect(first.text()).rejects.toThrow();
+    const committed = await paymentsUnder(key);
+    expect(committed).toEqual([{ id: expect.any(String), charges: 1 }]);
+
+    const retry = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: runId, "idempotency-key": key });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await paymentsUnder(key)).toEqual(committed);
+    // Another run's switch is its own.
+    expect(other.faults).toEqual({ loseAnswer: true });
+
+    const report = await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
+    const { counts, steps } = JSON.parse(await report.text()).result.data as { counts: Record<string, unknown>; steps: { label: string }[] };
+    expect(counts).toMatchObject({ payments: 1, providerCharges: 1, chargeMovements: 1 });
+    expect(steps.map((s) => s.label)).toContainEqual(expect.stringMatching(/lost on the way \(simulated\)/));
+  });
+
+  it("keeps the twin inside a naive lab run: without one it is a 404", async () => {
+    env.DEMO_MODE = true;
+    expect((await post("lab.naivePay", await cart())).status).toBe(404);
+    const protectedRun = createRun(scenarioById("double-click")!, LabTarget.Protected);
+    expect((await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: protectedRun.id })).status).toBe(404);
+  });
+});
+
+describe("the environment", () => {
+  const load = (extra: Record<string, string>) => {
+    const { ADMIN_PASSWORD: _unset, DEMO_MODE: _off, ...inherited } = process.env;
+    return spawnSync(process.execPath, ["--import", "tsx", "-e", 'await import("./server/env.ts")'], { env: { ...inherited, NODE_ENV: "production", ...extra }, encoding: "utf8" });
+  };
+
+  it("refuses demo mode with a real admin password, and accepts it with the demo one", () => {
+    const refused = load({ DEMO_MODE: "true", ADMIN_PASSWORD: "a real and long password" });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("DEMO_MODE: only with the demo secrets");
+    expect(load({ DEMO_MODE: "true", ADMIN_PASSWORD: "demo-admin" }).status).toBe(0);
+    expect(load({ ADMIN_PASSWORD: "a real and long password" }).status).toBe(0);
+  });
+});
