@@ -31,6 +31,7 @@ export const STATE_LABELS = {
   completed: "Completed",
   failed: "Failed",
   expired: "Expired",
+  needs_attention: "Needs attention",
 } as const;
 export type StateName = keyof typeof STATE_LABELS;
 

@@ -1,0 +1,26 @@
+/**
+ * npm run keys:complete — one completer round now (for cron, and for tests):
+ * finishes resumable keys whose client went away and whose lease ran out.
+ * Prints one line per key it took up, then a summary; exits 1 when a key
+ * needs attention, so a cron job's mail says so.
+ */
+import { ensureDatabase } from "../db/bootstrap";
+import { closeDatabase } from "../db/client";
+
+const booted = await ensureDatabase({ seed: false });
+let failed = false;
+try {
+  const { completeDueKeys } = await import("../server/keys/completer");
+  const outcomes = await completeDueKeys();
+  for (const o of outcomes) {
+    const what = o.outcome === "completed" ? `completed (${o.status})` : `${o.outcome.replace("_", " ")}: ${o.detail}`;
+    process.stdout.write(`${o.tenantId} ${o.key} ${what}\n`);
+  }
+  const completed = outcomes.filter((o) => o.outcome === "completed").length;
+  failed = outcomes.some((o) => o.outcome === "needs_attention");
+  process.stdout.write(`Completed ${completed} of ${outcomes.length} due idempotency keys.\n`);
+} finally {
+  await closeDatabase();
+  await booted.embedded?.stop();
+}
+if (failed) process.exitCode = 1;
