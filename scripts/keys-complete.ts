@@ -1,17 +1,22 @@
 /**
- * npm run keys:complete — one completer round now (for cron, and for tests):
- * finishes resumable keys whose client went away and whose lease ran out.
- * Prints one line per key it took up, then a summary; exits 1 when a key
- * needs attention, so a cron job's mail says so.
+ * npm run keys:complete [-- --tenant <id>] — one completer round now (for
+ * cron, and for tests): finishes resumable keys whose client went away and
+ * whose lease ran out, of every tenant or one. Prints one line per key it
+ * took up, then a summary; exits 1 when a key needs attention, so a cron
+ * job's mail says so.
  */
 import { ensureDatabase } from "../db/bootstrap";
 import { closeDatabase } from "../db/client";
+
+const args = process.argv.slice(2);
+const tenantFlag = args.indexOf("--tenant");
+const tenantId = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
 
 const booted = await ensureDatabase({ seed: false });
 let failed = false;
 try {
   const { completeDueKeys } = await import("../server/keys/completer");
-  const outcomes = await completeDueKeys();
+  const outcomes = await completeDueKeys(tenantId === undefined ? {} : { tenantId });
   for (const o of outcomes) {
     const what = o.outcome === "completed" ? `completed (${o.status})` : `${o.outcome.replace("_", " ")}: ${o.detail}`;
     process.stdout.write(`${o.tenantId} ${o.key} ${what}\n`);

@@ -9,7 +9,9 @@
  * Each round is scoped to the test's tenant: test files share one database,
  * and others leave stale keys on purpose for their own retries to take over.
  */
+import { execFile } from "node:child_process";
 import net from "node:net";
+import { promisify } from "node:util";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
 import { database } from "../../db/client";
 import { env } from "../../server/env";
@@ -39,6 +41,8 @@ async function completerRow(tenantId: string, key: string): Promise<CompleterRow
     from idempotency_keys k where tenant_id = ${tenantId} and key = ${key}`;
   return row!;
 }
+
+const run = promisify(execFile);
 
 /** Short backoff: the tests play many completer intervals in a few seconds. */
 const FAST = { backoffMs: 20, maxBackoffMs: 100 } satisfies RunOptions;
@@ -284,5 +288,19 @@ describe("reconciliation with the completer", () => {
       expect.arrayContaining([expect.objectContaining({ kind: "duplicate_charge" }), expect.objectContaining({ kind: "outcome_unknown", paymentId: abandoned.id })]),
     );
     expect(past).toHaveLength(2);
+  });
+});
+
+describe("npm run keys:complete", () => {
+  it("one round from the command line: finishes the tenant's abandoned payment, prints it, exits 0", async () => {
+    const tenant = await newTenant("completer-cli");
+    const key = newKey("cli");
+    const pending = await abandonedPayment(tenant, key, { amount: "5.00", destination: "acct_test_123" });
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/keys-complete.ts", "--tenant", tenant.id], {
+      env: { ...process.env, DATABASE_URL: inject("databaseUrl"), PSP_URL: inject("pspUrl"), LOG_LEVEL: "silent" },
+    });
+    expect(stdout).toBe(`${tenant.id} ${key} completed (201)\nCompleted 1 of 1 due idempotency keys.\n`);
+    expect(await completerRow(tenant.id, key)).toMatchObject({ state: "completed", completed_by: "completer" });
+    expect(await chargesFor(pending.id)).toHaveLength(1);
   });
 });
