@@ -44,6 +44,8 @@ const schema = z.object({
   IDEMPOTENCY_LEASE_MS: durationMs(30_000),
   /** How often the in-process sweep deletes expired keys; 0 turns it off. */
   IDEMPOTENCY_SWEEP_MS: z.coerce.number().int().min(0).default(60_000),
+  /** How often each instance's completer looks for keys whose client went away (server/keys/completer.ts); 0 turns it off. */
+  COMPLETER_INTERVAL_MS: z.coerce.number().int().min(0).default(5_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Seed the demo tenant and catalog on start (the run command does). */
   SEED_DEMO: z

@@ -7,12 +7,18 @@ import { z } from "zod";
 
 export const MAX_MINOR = 100_000_000; // 1,000,000.00
 
-export const amountSchema = z
-  .string({ error: "must be a decimal string such as \"25.00\"" })
-  .regex(/^(0|[1-9]\d{0,6})\.\d{2}$/, { error: "must be a decimal string with exactly two fraction digits, such as \"25.00\"" })
-  .transform((s) => Number(s.replace(".", "")))
-  .refine((minor) => minor > 0, { error: "must be greater than 0.00" })
-  .refine((minor) => minor <= MAX_MINOR, { error: "must be at most 1000000.00" });
+/**
+ * A codec, not a one-way transform: the completer re-runs a stored request
+ * whose canonical input holds minor units, and encodes it back to the wire
+ * form ("25.00") that the procedure's own input schema parses again.
+ */
+export const amountSchema = z.codec(
+  z
+    .string({ error: "must be a decimal string such as \"25.00\"" })
+    .regex(/^(0|[1-9]\d{0,6})\.\d{2}$/, { error: "must be a decimal string with exactly two fraction digits, such as \"25.00\"" }),
+  z.number().int().min(1, { error: "must be greater than 0.00" }).max(MAX_MINOR, { error: "must be at most 1000000.00" }),
+  { decode: (s) => Number(s.replace(".", "")), encode: (minor) => formatMinor(minor) },
+);
 
 /** ISO 4217 alphabetic codes, from the list the `currency-codes` package ships (ISO's list one, dated in `publishDate`). */
 const ISO_4217 = new Set(currencyCodes.codes());

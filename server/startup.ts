@@ -1,7 +1,7 @@
 /**
  * The server's start-up (loaded by instrumentation.node.ts): database (embedded or DATABASE_URL), migrations, demo
  * seed, the payment provider stand-in (its own process), the expired-key
- * sweep, and a clean stop on SIGTERM/SIGINT. The run command sets
+ * sweep, the completer, and a clean stop on SIGTERM/SIGINT. The run command sets
  * NEXT_MANUAL_SIG_HANDLE so Next.js leaves the signals to us.
  *
  * `start` returns at once and the rest runs behind it, so the server answers
@@ -19,6 +19,7 @@ import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
 import { env } from "./env";
+import { startCompleter } from "./keys/completer";
 import { startExpirySweep } from "./keys/sweep";
 import { logger } from "./logger";
 import { startPspProcess, type PspProcess } from "./psp/process";
@@ -67,6 +68,7 @@ async function boot(): Promise<void> {
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
   started.stops.push(startExpirySweep(env.IDEMPOTENCY_SWEEP_MS).stop);
+  started.stops.push(startCompleter(env.COMPLETER_INTERVAL_MS).stop);
   started.stops.push(
     startDatabaseMonitor({
       url: booted.url,

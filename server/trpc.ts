@@ -38,7 +38,15 @@ export type Meta = {
   rest?: RestMeta;
   /** Set by the idempotent builders; the OpenAPI document then asks for Idempotency-Key. */
   idempotent?: boolean;
+  /**
+   * A recoverable procedure the completer may run again from its stored
+   * request alone (tenant, key, canonical input) when its client went away.
+   */
+  resumable?: boolean;
 };
+
+/** A recoverable procedure's options; `resumable` lets the completer finish it (server/keys/completer.ts). */
+export type RecoverableOptions = ProcedureOptions & { resumable?: boolean };
 
 const t = initTRPC
   .context<Context>()
@@ -104,14 +112,14 @@ const idempotency = createIdempotencyProcedures(idempotencyRuntime);
 export const storefrontProcedure = publicProcedure.use(({ next }) => next({ ctx: { tenant: DEMO_TENANT as TenantContext["tenant"] } }));
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */
-export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
-  return storefrontProcedure.meta({ idempotent: true }).input(input).concat(idempotency.recoverable(options));
+export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {
+  return storefrontProcedure.meta({ idempotent: true, resumable }).input(input).concat(idempotency.recoverable(options));
 }
 
 export function idempotentProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
   return tenantProcedure.meta({ idempotent: true }).input(input).concat(idempotency.atomic(options));
 }
 
-export function recoverableProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
-  return tenantProcedure.meta({ idempotent: true }).input(input).concat(idempotency.recoverable(options));
+export function recoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {
+  return tenantProcedure.meta({ idempotent: true, resumable }).input(input).concat(idempotency.recoverable(options));
 }

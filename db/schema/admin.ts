@@ -8,6 +8,8 @@ import { bigserial, index, integer, jsonb, pgTable, text, timestamp } from "driz
 export const AdminAction = {
   Recover: "recover",
   PurgeExpired: "purge_expired",
+  /** "Resume now": the completer run for one key at an operator's request. */
+  Resume: "resume",
 } as const;
 export type AdminAction = (typeof AdminAction)[keyof typeof AdminAction];
 

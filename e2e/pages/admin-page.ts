@@ -8,7 +8,7 @@ import type { Locator, Page } from "@playwright/test";
 export const ADMIN_PASSWORD = process.env.ADMIN_PASSWORD ?? "demo-admin";
 
 /** The table's columns, in order. */
-const COLUMNS = ["tenant", "key", "procedure", "state", "hash", "status", "created", "expires", "replays", "lastReplay"] as const;
+const COLUMNS = ["tenant", "key", "procedure", "state", "lease", "hash", "status", "created", "expires", "replays", "lastReplay"] as const;
 type Column = (typeof COLUMNS)[number];
 
 export type DashboardFilters = { tenant?: string; state?: string; q?: string; stale?: boolean; expired?: boolean };

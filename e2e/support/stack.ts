@@ -50,7 +50,8 @@ async function main(): Promise<number> {
       detached: true,
       stdio: ["ignore", "inherit", "inherit"],
       // A provider stand-in of its own: never one a developer's server (or another run) left on 4010.
-      env: { ...process.env, PORT: String(E2E_PORT), DATABASE_URL: database.url, PSP_PORT: String(await freePort()), LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" },
+      // No completer here: these specs retry stale keys themselves; completer.spec.ts runs a server with one.
+      env: { ...process.env, PORT: String(E2E_PORT), DATABASE_URL: database.url, PSP_PORT: String(await freePort()), COMPLETER_INTERVAL_MS: "0", LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" },
     });
     const code = await exited(app);
     return stopping ? 0 : code;

@@ -8,11 +8,13 @@
  * scaled to its current size, as the planner does) times each value's
  * frequency in `pg_stats.most_common_freqs`. States the statistics call small
  * are counted exactly, up to a cap, through the state index; so are the
- * derived "expired" and "stale", which statistics cannot see.
+ * derived "expired", "stale" and "needs attention", which statistics cannot
+ * see. Like "stale", "needs attention" is a part of "in progress", counted
+ * on its own.
  */
 import type { Fragment, Sql } from "postgres";
 import { KeyState } from "../idempotency";
-import { DisplayState, isExpired, isStale, STORED_STATES } from "./key-state";
+import { DisplayState, isExpired, isStale, needsAttention, STORED_STATES } from "./key-state";
 
 /** Below this many rows an exact count is cheap; above it a bounded count stops and says "at least". */
 export const EXACT_LIMIT = 10_000;
@@ -24,15 +26,17 @@ export type KeyCounts = Record<DisplayState | "stale", Count>;
 const exact = (value: number): Count => ({ value, kind: "exact" });
 
 async function tenantCounts(q: Sql, tenantId: string): Promise<KeyCounts> {
-  const rows = await q<{ state: KeyState; expired: boolean; n: number; stale: number }[]>`
-    select state, ${isExpired(q, "k")} as expired, count(*)::int as n, count(*) filter (where ${isStale(q, "k")})::int as stale
+  const rows = await q<{ state: KeyState; expired: boolean; n: number; stale: number; attention: number }[]>`
+    select state, ${isExpired(q, "k")} as expired, count(*)::int as n, count(*) filter (where ${isStale(q, "k")})::int as stale,
+           count(*) filter (where ${needsAttention(q, "k")})::int as attention
     from idempotency_keys k where k.tenant_id = ${tenantId}
     group by 1, 2`;
-  const counts: KeyCounts = { in_progress: exact(0), completed: exact(0), failed: exact(0), expired: exact(0), stale: exact(0) };
+  const counts: KeyCounts = { in_progress: exact(0), completed: exact(0), failed: exact(0), expired: exact(0), stale: exact(0), needs_attention: exact(0) };
   for (const r of rows) {
     const state = r.expired ? DisplayState.Expired : r.state;
     counts[state] = exact(counts[state].value + r.n);
     counts.stale = exact(counts.stale.value + r.stale);
+    counts.needs_attention = exact(counts.needs_attention.value + r.attention);
   }
   return counts;
 }
@@ -65,7 +69,7 @@ async function bounded(q: Sql, where: Fragment): Promise<Count> {
 
 async function globalCounts(q: Sql): Promise<KeyCounts> {
   const stats = await statistics(q);
-  const [expired, stale] = await Promise.all([bounded(q, isExpired(q, "k")), bounded(q, isStale(q, "k"))]);
+  const [expired, stale, attention] = await Promise.all([bounded(q, isExpired(q, "k")), bounded(q, isStale(q, "k")), bounded(q, needsAttention(q, "k"))]);
   if (stats.rows < EXACT_LIMIT || !stats.frequencies) {
     // A small table, or one never analysed: the exact grouping is the only honest answer.
     const [row] = await q<Record<KeyState, number>[]>`
@@ -73,7 +77,7 @@ async function globalCounts(q: Sql): Promise<KeyCounts> {
              count(*) filter (where state = ${KeyState.Completed})::int as completed,
              count(*) filter (where state = ${KeyState.Failed})::int as failed
       from idempotency_keys k where k.expires_at > now()`;
-    return { in_progress: exact(row?.in_progress ?? 0), completed: exact(row?.completed ?? 0), failed: exact(row?.failed ?? 0), expired, stale };
+    return { in_progress: exact(row?.in_progress ?? 0), completed: exact(row?.completed ?? 0), failed: exact(row?.failed ?? 0), expired, stale, needs_attention: attention };
   }
   const perState = await Promise.all(
     STORED_STATES.map(async (state): Promise<Count> => {
@@ -84,7 +88,7 @@ async function globalCounts(q: Sql): Promise<KeyCounts> {
     }),
   );
   const [inProgress, completed, failed] = perState as [Count, Count, Count];
-  return { in_progress: inProgress, completed, failed, expired, stale };
+  return { in_progress: inProgress, completed, failed, expired, stale, needs_attention: attention };
 }
 
 export function keyCounts(ctx: { sql: Sql }, input: { tenantId?: string | undefined }): Promise<KeyCounts> {

@@ -1,9 +1,10 @@
 /**
  * `admin.keys.get`: one key with everything about it: every stored field,
  * the canonical request its fingerprint was computed from, the stored
- * response, its timeline from `idempotency_events`, and what it caused: the
- * ledger entries tagged with it and the payments (with the provider's charge
- * id) created under it.
+ * response, its timeline (the key's events, the completer's attempts and
+ * the operators' actions from the audit log, in time order), and what it
+ * caused: the ledger entries tagged with it and the payments (with the
+ * provider's charge id) created under it.
  */
 import type { Sql } from "postgres";
 import { NotFoundError } from "../errors";
@@ -21,8 +22,22 @@ export type KeyDetail = KeySummary & {
   recoveryData: string | null;
   updatedAt: string;
   completedAt: string | null;
+  /** Why the completer's last attempt did not finish the key; when it tries next; when it gave up. */
+  completerError: string | null;
+  completerNextAt: string | null;
+  completerGaveUpAt: string | null;
 };
-export type TimelineEvent = { id: number; type: string; fence: number | null; status: number | null; recoveryPoint: string | null; at: string };
+/** One line of the timeline: `source` tells the key's own events from an operator's action (`operator`, with its detail). */
+export type TimelineEvent = {
+  id: string;
+  source: "key" | "operator";
+  type: string;
+  fence: number | null;
+  status: number | null;
+  recoveryPoint: string | null;
+  detail: Record<string, unknown> | null;
+  at: string;
+};
 export type CausedLedgerEntry = {
   id: string;
   transactionId: string;
@@ -37,21 +52,37 @@ export type CausedLedgerEntry = {
 };
 export type CausedPayment = { id: string; status: string; amount: string; currency: string; destination: string; pspChargeId: string | null; createdAt: string };
 
-type RawDetail = RawSummary & { request: string; response_body: string | null; recovery_data: string | null; updated_at: string; completed_at: string | null };
+type RawDetail = RawSummary & {
+  request: string;
+  response_body: string | null;
+  recovery_data: string | null;
+  updated_at: string;
+  completed_at: string | null;
+  completer_error: string | null;
+  completer_next_at: string | null;
+  completer_gave_up_at: string | null;
+};
+type RawEvent = { id: number; type: string; fence: number | null; status: number | null; recoveryPoint: string | null; at: string };
+type RawAudit = { id: number; action: string; detail: string; at: string };
 
 export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
   const q = ctx.sql;
   const { tenantId, key } = input;
-  const [[row], timeline, ledger, payments] = await Promise.all([
+  const [[row], events, audit, ledger, payments] = await Promise.all([
     q<RawDetail[]>`
       select ${summaryColumns(q, "k")}, k.request, k.response_body, k.recovery_data::text as recovery_data,
-             ${iso(q, q`k.updated_at`)} as updated_at, ${iso(q, q`k.completed_at`)} as completed_at
+             ${iso(q, q`k.updated_at`)} as updated_at, ${iso(q, q`k.completed_at`)} as completed_at,
+             k.completer_error, ${iso(q, q`k.completer_next_at`)} as completer_next_at, ${iso(q, q`k.completer_gave_up_at`)} as completer_gave_up_at
       from idempotency_keys k left join tenants t on t.id = k.tenant_id
       where k.tenant_id = ${tenantId} and k.key = ${key}`,
-    q<TimelineEvent[]>`
+    q<RawEvent[]>`
       select e.id::float8 as id, e.type, e.fence::float8 as fence, e.status, e.recovery_point as "recoveryPoint", ${iso(q, q`e.at`)} as at
       from idempotency_events e where e.tenant_id = ${tenantId} and e.key = ${key}
       order by e.at, e.id limit ${TIMELINE_LIMIT}`,
+    q<RawAudit[]>`
+      select a.id::float8 as id, a.action, a.detail::text as detail, ${iso(q, q`a.at`)} as at
+      from admin_audit_log a where a.tenant_id = ${tenantId} and a.key = ${key}
+      order by a.at, a.id limit ${TIMELINE_LIMIT}`,
     q<(Omit<CausedLedgerEntry, "amount"> & { amountMinor: number })[]>`
       select l.id, l.transaction_id as "transactionId", l.ledger_account as "ledgerAccount", l.direction,
              l.amount_minor::float8 as "amountMinor", l.currency, l.payment_id as "paymentId", l.account_id as "accountId",
@@ -72,13 +103,23 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
     recoveryData: row.recovery_data,
     updatedAt: row.updated_at,
     completedAt: row.completed_at,
+    completerError: row.completer_error,
+    completerNextAt: row.completer_next_at,
+    completerGaveUpAt: row.completer_gave_up_at,
   };
+  const none = { fence: null, status: null, recoveryPoint: null, detail: null };
   // Claimed and completed are on the key row itself (the event writer keeps only what the row cannot tell).
-  const fromRow: TimelineEvent[] = [{ id: -2, type: "claimed", fence: null, status: null, recoveryPoint: null, at: detail.createdAt }];
-  if (detail.completedAt) fromRow.push({ id: -1, type: "completed", fence: detail.fence, status: detail.responseStatus, recoveryPoint: null, at: detail.completedAt });
+  const timeline: TimelineEvent[] = [{ ...none, id: "row-claimed", source: "key", type: "claimed", at: detail.createdAt }];
+  if (detail.completedAt) {
+    const type = detail.completedBy === "completer" ? "completed_by_completer" : "completed";
+    timeline.push({ ...none, id: "row-completed", source: "key", type, fence: detail.fence, status: detail.responseStatus, at: detail.completedAt });
+  }
+  for (const e of events) timeline.push({ ...e, id: `event-${e.id}`, source: "key", detail: null });
+  for (const a of audit) timeline.push({ ...none, id: `audit-${a.id}`, source: "operator", type: a.action, detail: JSON.parse(a.detail) as Record<string, unknown>, at: a.at });
   return {
     key: detail,
-    timeline: [...fromRow, ...timeline].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id - b.id)),
+    // Times are ISO with microseconds in UTC: as text they sort in time order. Equal times keep the order above.
+    timeline: timeline.map((e, i) => [e, i] as const).sort(([a, i], [b, j]) => (a.at < b.at ? -1 : a.at > b.at ? 1 : i - j)).map(([e]) => e),
     ledger: ledger.map(({ amountMinor, ...entry }): CausedLedgerEntry => ({ ...entry, amount: formatMinor(amountMinor) })),
     payments: payments.map(({ amountMinor, ...payment }): CausedPayment => ({ ...payment, amount: formatMinor(amountMinor) })),
   };

@@ -18,7 +18,7 @@
  */
 import type { Fragment, Sql } from "postgres";
 import { KeyState } from "../idempotency";
-import { DisplayState, isExpired, isStale, iso, msBetween, STORED_STATES, type DisplayState as State } from "./key-state";
+import { DisplayState, isExpired, isStale, iso, msBetween, needsAttention, STORED_STATES, type DisplayState as State } from "./key-state";
 import { decodeCursor, encodeCursor, KeySort, type ListKeysInput } from "./list.schema";
 
 export type KeySummary = {
@@ -42,6 +42,9 @@ export type KeySummary = {
   lockedUntil: string | null;
   replayCount: number;
   lastReplayedAt: string | null;
+  /** How often the completer took the key up; who stored the result (`completer`, or null: the client). */
+  completerAttempts: number;
+  completedBy: string | null;
 };
 
 export type KeyPage = { items: KeySummary[]; nextCursor: string | null };
@@ -65,6 +68,9 @@ export type RawSummary = {
   expired: boolean;
   stale: boolean;
   stale_for_ms: number | null;
+  needs_attention: boolean;
+  completer_attempts: number;
+  completed_by: string | null;
 };
 
 /** The list row of the key aliased `alias`, with its tenant's name from a `tenants` aliased `t`. */
@@ -75,7 +81,8 @@ export const summaryColumns = (q: Sql, alias: string): Fragment => {
            ${iso(q, q`${k}.created_at`)} as created_at, ${iso(q, q`${k}.expires_at`)} as expires_at,
            ${iso(q, q`${k}.locked_until`)} as locked_until, ${iso(q, q`${k}.last_replayed_at`)} as last_replayed_at,
            ${msBetween(q, q`now()`, q`${k}.expires_at`)} as expires_in_ms,
-           ${isExpired(q, alias)} as expired, ${isStale(q, alias)} as stale,
+           ${isExpired(q, alias)} as expired, ${isStale(q, alias)} as stale, ${needsAttention(q, alias)} as needs_attention,
+           ${k}.completer_attempts, ${k}.completed_by,
            case when ${isStale(q, alias)} then ${msBetween(q, q`coalesce(${k}.locked_until, ${k}.created_at)`, q`now()`)} end as stale_for_ms`;
 };
 
@@ -85,10 +92,13 @@ const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${
 /** The stored states that can hold a row matching the filters; empty when the filters contradict each other. */
 function branchStates(input: ListKeysInput): KeyState[] {
   const { state, staleOnly, expiredOnly } = input;
+  const inProgress = state === DisplayState.InProgress || state === DisplayState.NeedsAttention;
   if (staleOnly) {
-    const compatible = !expiredOnly && (state === undefined || state === DisplayState.InProgress);
+    const compatible = !expiredOnly && (state === undefined || inProgress);
     return compatible ? [KeyState.InProgress] : [];
   }
+  // A key that needs attention has not expired (it would show as expired).
+  if (state === DisplayState.NeedsAttention) return expiredOnly ? [] : [KeyState.InProgress];
   if (state === undefined || state === DisplayState.Expired) return [...STORED_STATES];
   return [state];
 }
@@ -101,6 +111,7 @@ function conditions(q: Sql, input: ListKeysInput): Fragment[] {
   if (input.tenantId !== undefined) where.push(q`k.tenant_id = ${input.tenantId}`);
   if (input.procedure !== undefined) where.push(q`k.procedure = ${input.procedure}`);
   if (input.keyPrefix !== undefined) where.push(q`k.key like ${likePrefix(input.keyPrefix)}`);
+  if (input.state === DisplayState.NeedsAttention) where.push(needsAttention(q, "k"));
   if (input.staleOnly) where.push(isStale(q, "k"));
   else if (wantsExpired(input)) where.push(isExpired(q, "k"));
   // A stored state as a display state: the key must not have expired, or it shows as "expired".
@@ -114,7 +125,10 @@ function conditions(q: Sql, input: ListKeysInput): Fragment[] {
 }
 
 /** What a list row shows: never the stored request or response, which can be large. */
-const COLUMN_NAMES = ["tenant_id", "key", "procedure", "state", "fingerprint", "response_status", "fence", "recovery_point", "replay_count", "created_at", "expires_at", "locked_until", "last_replayed_at"];
+const COLUMN_NAMES = [
+  "tenant_id", "key", "procedure", "state", "fingerprint", "response_status", "fence", "recovery_point", "replay_count", "created_at", "expires_at",
+  "locked_until", "last_replayed_at", "completer_attempts", "completer_gave_up_at", "completed_by",
+];
 
 const and = (q: Sql, parts: Fragment[]) => parts.reduce((all, part) => q`${all} and ${part}`);
 
@@ -126,7 +140,7 @@ export async function listKeys(ctx: { sql: Sql }, input: ListKeysInput): Promise
   const take = input.limit + 1;
   const order = (alias: string) =>
     input.sort === KeySort.CreatedAsc ? q`${q(alias)}.created_at asc, ${q(alias)}.key asc` : q`${q(alias)}.created_at desc, ${q(alias)}.key desc`;
-  const stored = input.state !== undefined && input.state !== DisplayState.Expired ? [q`k.state = ${input.state}`] : [];
+  const stored = input.state !== undefined && input.state !== DisplayState.Expired && input.state !== DisplayState.NeedsAttention ? [q`k.state = ${input.state}`] : [];
   const candidates = wantsExpired(input)
     ? q`select * from (select ${q(COLUMN_NAMES)} from idempotency_keys k where ${and(q, [...stored, ...shared])} offset 0) expired`
     : states
@@ -150,7 +164,7 @@ export function toSummary(r: RawSummary): KeySummary {
     tenantName: r.tenant_name,
     key: r.key,
     procedure: r.procedure,
-    state: r.expired ? DisplayState.Expired : r.state,
+    state: r.expired ? DisplayState.Expired : r.needs_attention ? DisplayState.NeedsAttention : r.state,
     storedState: r.state,
     stale: r.stale,
     staleForMs: r.stale_for_ms,
@@ -164,5 +178,7 @@ export function toSummary(r: RawSummary): KeySummary {
     lockedUntil: r.locked_until,
     replayCount: r.replay_count,
     lastReplayedAt: r.last_replayed_at,
+    completerAttempts: r.completer_attempts,
+    completedBy: r.completed_by,
   };
 }

@@ -15,7 +15,7 @@ import { router, storefrontProcedure, storefrontRecoverableProcedure } from "../
 export const checkoutRouter = router({
   catalog: storefrontProcedure.output(z.object({ data: z.array(productSchema) })).query(async ({ ctx }) => ({ data: await listProducts(ctx.db) })),
 
-  pay: storefrontRecoverableProcedure(cartSchema)
+  pay: storefrontRecoverableProcedure(cartSchema, { resumable: true })
     .output(orderSchema)
     .mutation(({ ctx, input }) => checkout(ctx.db, tracedPhases(ctx.idempotency), ctx.tenant.id, input)),
 

@@ -9,6 +9,10 @@ export const IdempotencyEventType = {
   Released: "released",
   Expired: "expired",
   LeaseLost: "lease_lost",
+  /** A completer took the key up (its client went away); the takeover that follows runs the work. */
+  CompleterAttempt: "completer_attempt",
+  /** The completer stopped trying: attempt limit, or a stored request that no longer parses. */
+  CompleterGaveUp: "completer_gave_up",
 } as const;
 export type IdempotencyEventType = (typeof IdempotencyEventType)[keyof typeof IdempotencyEventType];
 

@@ -22,3 +22,17 @@ export * from "./errors";
 export { IdempotencyEventType, type IdempotencyEvent, type IdempotencyEventSink } from "./events";
 export { IDEMPOTENCY_KEY_HEADER } from "./key";
 export { idempotencyKeys, KeyState, type IdempotencyRecord } from "./schema";
+
+// The completer's schedule: claim due keys (SKIP LOCKED, backoff), record what an attempt came to.
+export {
+  claimDue,
+  giveUp,
+  markCompletedByCompleter,
+  recordCompleterFailure,
+  storedInput,
+  type ClaimOptions,
+  type CompletionPolicy,
+  type DueKey,
+} from "./completion";
+export { isDue, needsAttention } from "./rules";
+export { CompletedBy } from "./schema";

@@ -14,10 +14,12 @@ export const DisplayState = {
   Completed: KeyState.Completed,
   Failed: KeyState.Failed,
   Expired: "expired",
+  /** In progress underneath, but the completer gave up on it (`needsAttention`): an operator must look. */
+  NeedsAttention: "needs_attention",
 } as const;
 export type DisplayState = (typeof DisplayState)[keyof typeof DisplayState];
 
-export const DISPLAY_STATES = [DisplayState.InProgress, DisplayState.Completed, DisplayState.Failed, DisplayState.Expired] as const;
+export const DISPLAY_STATES = [DisplayState.InProgress, DisplayState.Completed, DisplayState.Failed, DisplayState.Expired, DisplayState.NeedsAttention] as const;
 export const STORED_STATES = [KeyState.InProgress, KeyState.Completed, KeyState.Failed] as const;
 
 /** Past its retention: treated as new by the middleware, deleted by the sweep. */
@@ -41,3 +43,16 @@ export const leaseMsLeft = (q: ISql, alias: string): Fragment =>
  * TimeZone, so every connection derives the same downstream key from it.
  */
 export const generation = (q: ISql, alias: string): Fragment => q`(extract(epoch from ${q(alias)}.created_at) * 1000000)::bigint::text`;
+
+/**
+ * The completer gave up on the key (its attempt limit, or a stored request
+ * that no longer parses) and nobody has finished it since: an operator must
+ * look. Shown as its own display state; it stays in progress underneath, so a
+ * client retry or the admin's "Resume now" can still finish it.
+ */
+export const needsAttention = (q: ISql, alias: string): Fragment =>
+  q`(${q(alias)}.state = ${KeyState.InProgress} and not ${isExpired(q, alias)} and ${q(alias)}.completer_gave_up_at is not null)`;
+
+/** Stale, the completer has not given up on it, and its backoff (if any) has passed: a completer may take it up now. */
+export const isDue = (q: ISql, alias: string): Fragment =>
+  q`(${isStale(q, alias)} and ${q(alias)}.completer_gave_up_at is null and (${q(alias)}.completer_next_at is null or ${q(alias)}.completer_next_at <= now()))`;

@@ -29,6 +29,10 @@ export const KeyState = {
 } as const;
 export type KeyState = (typeof KeyState)[keyof typeof KeyState];
 
+/** Who finished a key that its client left behind. */
+export const CompletedBy = { Completer: "completer" } as const;
+export type CompletedBy = (typeof CompletedBy)[keyof typeof CompletedBy];
+
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
 export const idempotencyKeys = pgTable(
@@ -57,12 +61,24 @@ export const idempotencyKeys = pgTable(
     expiresAt: ts("expires_at").notNull(),
     replayCount: integer("replay_count").notNull().default(0),
     lastReplayedAt: ts("last_replayed_at"),
+    /** How often a completer took the key up after its client went away (completion.ts). */
+    completerAttempts: integer("completer_attempts").notNull().default(0),
+    /** Not before this time does a completer try again (backoff); null: as soon as the lease is over. */
+    completerNextAt: ts("completer_next_at"),
+    /** Why the completer's last attempt did not finish the work. */
+    completerError: text("completer_error"),
+    /** The completer stopped trying (attempt limit, or a stored request that no longer parses): the key needs attention. */
+    completerGaveUpAt: ts("completer_gave_up_at"),
+    /** Who stored the result: null for the client's own request, `completer` when the server finished it alone. */
+    completedBy: text("completed_by").$type<CompletedBy>(),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.key] }),
     index("idempotency_keys_expires_at_idx").on(t.expiresAt),
     index("idempotency_keys_tenant_state_created_idx").on(t.tenantId, t.state, t.createdAt, t.key),
     index("idempotency_keys_state_created_idx").on(t.state, t.createdAt, t.key),
+    // The completer's due-key query: only in-progress keys, in the order their leases ran out.
+    index("idempotency_keys_due_idx").on(t.lockedUntil).where(sql`${t.state} = 'in_progress'`),
     check("idempotency_keys_state_check", sql`${t.state} in ('in_progress', 'completed', 'failed')`),
     check(
       "idempotency_keys_result_check",

@@ -136,6 +136,9 @@ function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean)
       expires_at = case when ${fresh} then excluded.expires_at else k.expires_at end,
       replay_count = case when ${fresh} then 0 else k.replay_count end,
       last_replayed_at = case when ${fresh} then null else k.last_replayed_at end,
+      completer_attempts = case when ${fresh} then 0 else k.completer_attempts end, completer_next_at = case when ${fresh} then null else k.completer_next_at end,
+      completer_error = case when ${fresh} then null else k.completer_error end, completer_gave_up_at = case when ${fresh} then null else k.completer_gave_up_at end,
+      completed_by = case when ${fresh} then null else k.completed_by end,
       updated_at = now()
     where k.fence = ${seenFence} and (${fresh} or (k.state = ${KeyState.InProgress} and ${isLeaseOver(q, "k")}))
     ${returningClaim(q)})

@@ -81,7 +81,7 @@ export async function checkout(db: Db, h: RecoverableHandle<Db>, tenantId: strin
 export const couponsRouter = router({ create: createCoupon });
 
 export const ordersRouter = router({
-  create: recoverableProcedure(cartSchema)
+  create: recoverableProcedure(cartSchema, { resumable: true })
     .meta({ rest: { method: "POST", path: "/v1/orders", status: 201, summary: "Place an order and pay for it", tags: ["orders"] } })
     .output(orderSchema)
     .mutation(({ ctx, input }) => checkout(ctx.db, ctx.idempotency, ctx.tenant.id, input)),

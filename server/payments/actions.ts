@@ -49,7 +49,7 @@ async function refuseAction(db: Db, tenantId: string, id: string, action: "captu
 }
 
 function settleAuthorization(action: "capture" | "void") {
-  return recoverableProcedure(idInput)
+  return recoverableProcedure(idInput, { resumable: true })
     .meta({
       rest: {
         method: "POST",
@@ -111,7 +111,7 @@ export const voidProcedure = settleAuthorization("void");
 
 const refundSchema = z.object({ id: z.string(), paymentId: z.string(), amount: z.string(), currency: z.string(), status: z.string(), createdAt: z.string() });
 
-export const refundProcedure = recoverableProcedure(strictInput({ id: z.string().min(1).max(64), amount: amountSchema }))
+export const refundProcedure = recoverableProcedure(strictInput({ id: z.string().min(1).max(64), amount: amountSchema }), { resumable: true })
   .meta({ rest: { method: "POST", path: "/v1/payments/{id}/refunds", status: 201, summary: "Refund part or all of a captured payment", tags: ["payments"] } })
   .output(refundSchema)
   .mutation(async ({ ctx, input }) => {

@@ -14,6 +14,7 @@ import { paymentOf } from "./queries";
 export const paymentsRouter = router({
   create: recoverableProcedure(
     strictInput({ amount: amountSchema, currency: currencySchema, destination: destinationSchema, capture: z.boolean().default(true) }),
+    { resumable: true },
   )
     .meta({ rest: { method: "POST", path: "/v1/payments", status: 201, summary: "Charge an amount to a destination (capture: false only authorises)", tags: ["payments"] } })
     .output(paymentSchema)

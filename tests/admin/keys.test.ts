@@ -118,7 +118,7 @@ describe("admin.keys.counts", () => {
     const tenant = await tenantWithEveryState();
     const counts = await (await adminCaller()).admin.keys.counts({ tenantId: tenant.id });
     const exact = (value: number) => ({ value, kind: "exact" });
-    expect(counts).toEqual({ in_progress: exact(2), completed: exact(1), failed: exact(1), expired: exact(2), stale: exact(1) });
+    expect(counts).toEqual({ in_progress: exact(2), completed: exact(1), failed: exact(1), expired: exact(2), stale: exact(1), needs_attention: exact(0) });
   });
 
   it("estimates large states across all tenants from the statistics, and counts small ones", async () => {

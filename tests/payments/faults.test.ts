@@ -5,9 +5,7 @@
  * Each ends with exactly one charge at the provider, a balanced ledger, and
  * nothing for reconciliation to report.
  */
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { describe, expect, inject, it, onTestFinished } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { database } from "../../db/client";
 import { env } from "../../server/env";
 import { reconcile } from "../../server/reconcile/reconcile";
@@ -19,10 +17,12 @@ import {
   expectProblem,
   expectRefusal,
   keyRow,
+  killOnceCharged,
   ledgerWhere,
   newEventId,
   newPayment,
   pay,
+  payChild,
   paymentRow,
   paymentsForKey,
   providerCharges,
@@ -99,32 +99,9 @@ describe("provider faults", () => {
     const tenant = await tenantFor("fault-kill");
     const key = newKey("killed");
     const amount = "44.00";
-    const child = spawn(process.execPath, ["--import", "tsx", "tests/payments/pay-child.ts", tenant.id, key, amount], {
-      env: { ...process.env, DATABASE_URL: inject("databaseUrl"), PSP_URL: inject("pspUrl"), IDEMPOTENCY_LEASE_MS: "1000", LOG_LEVEL: "silent" },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const exited = once(child, "exit");
-    // A failed assertion below must not leave the holder running past the test.
-    onTestFinished(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    });
-    let output = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-
-    // Kill it only once the payment row is committed and the provider holds the charge (its answer is 1.5 s away).
-    const deadline = Date.now() + 20_000;
-    let paymentId: string | undefined;
-    while (!paymentId) {
-      expect(child.exitCode, `the child exited before it could be killed: ${output}`).toBeNull();
-      expect(Date.now(), "the child never reached the provider").toBeLessThan(deadline);
-      const [row] = await paymentsForKey(tenant.id, key);
-      if (row?.status === "pending" && (await chargesFor(row.id)).length === 1) paymentId = row.id;
-      else await sleep(20);
-    }
-    child.kill("SIGKILL");
-    const [, signal] = await exited;
-    expect(signal).toBe("SIGKILL");
-    expect(output).not.toContain("finished");
+    const holder = payChild(tenant, key, amount);
+    const paymentId = await killOnceCharged(holder, tenant.id, key);
+    expect(holder.output()).not.toContain("finished");
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress" });
     expect(await ledgerFor(tenant.id, key)).toHaveLength(0);
 

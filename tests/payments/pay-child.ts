@@ -4,14 +4,14 @@
  * the tenant with the given key. With `acct_test_slow` the provider holds the
  * answer back, so the test can kill this process while the charge is in
  * flight — a real crash of the holder, not a simulation.
- * argv: <tenant id> <idempotency key> <amount>
+ * argv: <tenant id> <idempotency key> <amount> [destination, default acct_test_slow]
  */
 import { openDatabase } from "../../db/client";
 import { createContextInner } from "../../server/context";
 import { createCaller } from "../../server/root";
 
-const [tenantId, key, amount] = process.argv.slice(2) as [string, string, string];
+const [tenantId, key, amount, destination = "acct_test_slow"] = process.argv.slice(2) as [string, string, string, string?];
 openDatabase(process.env.DATABASE_URL!, { max: 4 });
 const caller = createCaller(await createContextInner({ tenant: { id: tenantId, name: "killed" }, headers: new Headers({ "Idempotency-Key": key }) }));
-await caller.payments.create({ amount, currency: "EUR", destination: "acct_test_slow" });
+await caller.payments.create({ amount, currency: "EUR", destination });
 process.stdout.write("finished\n");

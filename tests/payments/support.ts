@@ -5,7 +5,9 @@
  * scoped to one tenant, key, payment or event, because other test files run
  * in parallel on the same database and the same provider process.
  */
-import { expect, inject } from "vitest";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { expect, inject, onTestFinished } from "vitest";
 import { database } from "../../db/client";
 import { handleRest } from "../../server/rest/handler";
 import { chargeListSchema, type ChargeWithRefunds } from "../../server/psp/schemas";
@@ -198,3 +200,52 @@ export async function deliver(raw: string, signature: string | null): Promise<An
 export const newEventId = () => `evt_${crypto.randomUUID().replaceAll("-", "")}`;
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The app as its own process (pay-child.ts), to be killed with SIGKILL at a
+ * chosen moment: a real crash of the holder, not a simulation. A failed
+ * assertion never leaves it running past the test.
+ */
+export function payChild(tenant: Tenant, key: string, amount: string, destination = "acct_test_slow", extraEnv: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", "tests/payments/pay-child.ts", tenant.id, key, amount, destination], {
+    env: { ...process.env, DATABASE_URL: inject("databaseUrl"), PSP_URL: inject("pspUrl"), IDEMPOTENCY_LEASE_MS: "1000", LOG_LEVEL: "silent", ...extraEnv },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = once(child, "exit");
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  return {
+    child,
+    output: () => output,
+    /** Waits for `ready` (polled), then kills the child and waits for it to be gone. */
+    async killWhen(ready: () => Promise<boolean>) {
+      const deadline = Date.now() + 20_000;
+      while (!(await ready())) {
+        expect(child.exitCode, `the child exited before it could be killed: ${output}`).toBeNull();
+        expect(Date.now(), "the child never got there").toBeLessThan(deadline);
+        await sleep(20);
+      }
+      child.kill("SIGKILL");
+      const [, signal] = await exited;
+      expect(signal).toBe("SIGKILL");
+    },
+    exited,
+  };
+}
+
+/**
+ * Kills the holder once its payment row is committed and the provider holds
+ * the charge (with acct_test_slow the answer is still 1.5 s away); returns the payment's id.
+ */
+export async function killOnceCharged(holder: ReturnType<typeof payChild>, tenantId: string, key: string): Promise<string> {
+  let paymentId = "";
+  await holder.killWhen(async () => {
+    const [row] = await paymentsForKey(tenantId, key);
+    if (row?.status === "pending" && (await chargesFor(row.id)).length === 1) paymentId = row.id;
+    return paymentId !== "";
+  });
+  return paymentId;
+}

@@ -31,8 +31,15 @@ export const STATE_LABELS = {
   completed: "Completed",
   failed: "Failed",
   expired: "Expired",
+  needs_attention: "Needs attention",
 } as const;
 export type StateName = keyof typeof STATE_LABELS;
+
+/** A key's lease in words: none once finished, how long it has been over, or until when it runs. */
+export function leaseLabel(k: { storedState: string; stale: boolean; staleForMs: number | null; lockedUntil: string | null }): string {
+  if (k.storedState !== "in_progress") return "—";
+  return k.stale ? `over for ${duration(k.staleForMs ?? 0)}` : `until ${utc(k.lockedUntil)}`;
+}
 
 /** The URL of a key's page; keys may hold any visible ASCII, slashes and percent signs included. */
 export const keyHref = (tenantId: string, key: string) => `/admin/keys/${encodeURIComponent(tenantId)}/${encodeURIComponent(key)}`;

@@ -1,5 +1,5 @@
 "use client";
-/** One key in full, refreshed every 5 seconds, with the recover action when it is in progress. */
+/** One key in full, refreshed every 5 seconds, with the recover and resume actions when it is in progress. */
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_trpc/client";
 import { AuditLog } from "./audit-log";
@@ -8,6 +8,7 @@ import { KeyFields } from "./key-fields";
 import { LedgerEntries, ProviderCharges, Timeline } from "./key-history";
 import { QueryError } from "./query-error";
 import { RecoverLock } from "./recover-lock";
+import { ResumeNow } from "./resume-now";
 
 export function KeyDetailView({ tenantId, keyName }: { tenantId: string; keyName: string }) {
   const trpc = useTRPC();
@@ -15,7 +16,9 @@ export function KeyDetailView({ tenantId, keyName }: { tenantId: string; keyName
   if (detail.error) return <QueryError error={detail.error} />;
   if (!detail.data) return <p className="muted">Loading the key…</p>;
   const { key: k, timeline, ledger, payments } = detail.data;
-  const recoverable = k.state === "in_progress";
+  const recoverable = k.storedState === "in_progress" && k.state !== "expired";
+  // The completer can run it now: nobody holds a live lease, or the completer gave up on it.
+  const resumable = recoverable && (k.stale || k.state === "needs_attention");
   return (
     <>
       <section aria-labelledby="fields-heading">
@@ -25,6 +28,7 @@ export function KeyDetailView({ tenantId, keyName }: { tenantId: string; keyName
       {recoverable && (
         <section aria-labelledby="actions-heading" className="card">
           <h2 id="actions-heading">Actions</h2>
+          {resumable && <ResumeNow tenantId={k.tenantId} keyName={k.key} />}
           <RecoverLock tenantId={k.tenantId} keyName={k.key} stale={k.stale} />
         </section>
       )}

@@ -2,15 +2,14 @@
 import type { ReactNode } from "react";
 import type { KeyDetail } from "@/server/admin/get.handler";
 import { CopyButton } from "./copy-button";
-import { duration, expiresIn, pretty, utc } from "./format";
+import { expiresIn, leaseLabel, pretty, utc } from "./format";
 import { StateBadge } from "./state-badge";
 
 export function KeyFields({ k }: { k: KeyDetail }) {
-  const lease = k.storedState !== "in_progress" ? "—" : k.stale ? `over for ${duration(k.staleForMs ?? 0)}` : `until ${utc(k.lockedUntil)}`;
   const rows: [string, ReactNode][] = [
     ["Tenant", `${k.tenantName ?? "(unknown)"} · ${k.tenantId}`],
     ["Procedure", <code key="p">{k.procedure}</code>],
-    ["State", <StateBadge key="s" state={k.state} stale={k.stale} staleForMs={k.staleForMs} />],
+    ["State", <StateBadge key="s" state={k.state} stale={k.stale} staleForMs={k.staleForMs} completedBy={k.completedBy} />],
     ["Stored state", <code key="st">{k.storedState}</code>],
     [
       "Request hash (SHA-256)",
@@ -18,7 +17,7 @@ export function KeyFields({ k }: { k: KeyDetail }) {
         <code data-testid="request-hash">{k.fingerprint}</code> <CopyButton value={k.fingerprint} label="Copy the request hash" />
       </span>,
     ],
-    ["Lease", lease],
+    ["Lease", leaseLabel(k)],
     ["Fence (claim generation)", String(k.fence)],
     ["Recovery point", <code key="rp">{k.recoveryPoint}</code>],
     ["Recovery data", k.recoveryData ? <pre key="rd">{pretty(k.recoveryData)}</pre> : "—"],
@@ -29,6 +28,10 @@ export function KeyFields({ k }: { k: KeyDetail }) {
     ["Expires", `${utc(k.expiresAt)} (${expiresIn(k.expiresInMs)})`],
     ["Replays", String(k.replayCount)],
     ["Last replay", utc(k.lastReplayedAt)],
+    ["Completed by", k.completedBy === "completer" ? "the completer (the client never came back)" : k.completedAt ? "the client's request" : "—"],
+    ["Completer attempts", String(k.completerAttempts)],
+    ["Completer's next attempt", k.storedState === "in_progress" && !k.completerGaveUpAt ? utc(k.completerNextAt ?? k.lockedUntil) : "—"],
+    ["Completer's last error", k.completerError ?? "—"],
   ];
   return (
     <dl className="fields">

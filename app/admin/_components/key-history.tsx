@@ -9,22 +9,45 @@ const EVENT_LABELS: Record<string, string> = {
   mismatch: "Same key, different request (422)",
   takeover: "Taken over after the lease ran out",
   completed: "Completed; result stored",
+  completed_by_completer: "Completed by the completer; result stored",
   released: "Released after an error; the next retry runs again",
   expired: "Expired; reused as a new operation",
   lease_lost: "A holder lost the key to a newer one",
+  completer_attempt: "Completer attempt (the client did not come back)",
+  completer_gave_up: "The completer gave up: needs attention",
 };
 
+/** Operator actions from the audit log, by action. */
+const OPERATOR_LABELS: Record<string, string> = {
+  recover: "Operator: recovered the lock (lease ended)",
+  resume: "Operator: resumed now (ran the completer)",
+};
+
+/** "2026-11-29 20:11:03.042 UTC": events a few milliseconds apart stay apart. */
+const utcMs = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`;
+
+/** What an operator's action came to, from its audit detail. */
+function operatorDetail(detail: Record<string, unknown> | null): string {
+  if (!detail) return "";
+  if (typeof detail.outcome === "string") return ` · ${detail.outcome.replace("_", " ")}${typeof detail.status === "number" ? ` (${detail.status})` : ""}`;
+  if (typeof detail.fence === "number") return ` · fence ${detail.fence}`;
+  return "";
+}
+
+/** In time order, with milliseconds (the server sorts it; equal times keep their order). */
 export function Timeline({ events }: { events: TimelineEvent[] }) {
   if (events.length === 0) return <p className="muted">No events recorded for this key.</p>;
   return (
     <ol className="timeline">
       {events.map((e) => (
-        <li key={e.id}>
-          <time dateTime={e.at}>{utc(e.at)}</time> <strong>{EVENT_LABELS[e.type] ?? e.type}</strong>
+        <li key={e.id} data-source={e.source}>
+          <time dateTime={e.at}>{utcMs(e.at)}</time>{" "}
+          <strong>{e.source === "operator" ? (OPERATOR_LABELS[e.type] ?? `Operator: ${e.type}`) : (EVENT_LABELS[e.type] ?? e.type)}</strong>
           <span className="muted small">
             {e.fence !== null && ` · fence ${e.fence}`}
             {e.status !== null && ` · status ${e.status}`}
             {e.recoveryPoint && ` · at ${e.recoveryPoint}`}
+            {e.source === "operator" && operatorDetail(e.detail)}
           </span>
         </li>
       ))}

@@ -8,7 +8,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../_trpc/client";
 import { CopyButton } from "./copy-button";
-import { expiresIn, keyHref, number, shortHash, utc } from "./format";
+import { expiresIn, keyHref, leaseLabel, number, shortHash, utc } from "./format";
 import { QueryError } from "./query-error";
 import { StateBadge } from "./state-badge";
 import { listInput, type KeyFilters } from "./use-key-filters";
@@ -48,6 +48,7 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
               <th scope="col">Key</th>
               <th scope="col">Procedure</th>
               <th scope="col">State</th>
+              <th scope="col">Lease</th>
               <th scope="col">Request hash</th>
               <th scope="col" className="num">
                 Status
@@ -81,8 +82,9 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
                 </td>
                 <td className="mono">{k.procedure}</td>
                 <td>
-                  <StateBadge state={k.state} stale={k.stale} staleForMs={k.staleForMs} />
+                  <StateBadge state={k.state} stale={k.stale} staleForMs={k.staleForMs} completedBy={k.completedBy} />
                 </td>
+                <td className="nowrap">{leaseLabel(k)}</td>
                 <td className="hash">
                   <code title={k.fingerprint}>{shortHash(k.fingerprint)}</code> <CopyButton value={k.fingerprint} label={`Copy the request hash of ${k.key}`} />
                 </td>

@@ -12,11 +12,12 @@ import type { KeyFilters } from "./use-key-filters";
 
 const REFRESH_MS = 5_000;
 
-type Tile = { id: "in_progress" | "completed" | "failed" | "expired" | "stale"; label: string; filter: Partial<KeyFilters> };
+type Tile = { id: "in_progress" | "completed" | "failed" | "expired" | "stale" | "needs_attention"; label: string; filter: Partial<KeyFilters> };
 
 const TILES: Tile[] = [
   { id: "in_progress", label: "In progress", filter: { state: "in_progress", staleOnly: false, expiredOnly: false } },
   { id: "stale", label: "Stale", filter: { state: undefined, staleOnly: true, expiredOnly: false } },
+  { id: "needs_attention", label: "Needs attention", filter: { state: "needs_attention", staleOnly: false, expiredOnly: false } },
   { id: "completed", label: "Completed", filter: { state: "completed", staleOnly: false, expiredOnly: false } },
   { id: "failed", label: "Failed", filter: { state: "failed", staleOnly: false, expiredOnly: false } },
   { id: "expired", label: "Expired", filter: { state: "expired", staleOnly: false, expiredOnly: false } },
