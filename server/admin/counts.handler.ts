@@ -76,14 +76,14 @@ async function globalCounts(q: Sql): Promise<KeyCounts> {
       select count(*) filter (where state = ${KeyState.InProgress})::int as in_progress,
              count(*) filter (where state = ${KeyState.Completed})::int as completed,
              count(*) filter (where state = ${KeyState.Failed})::int as failed
-      from idempotency_keys k where k.expires_at > now()`;
+      from idempotency_keys k where not ${isExpired(q, "k")}`;
     return { in_progress: exact(row?.in_progress ?? 0), completed: exact(row?.completed ?? 0), failed: exact(row?.failed ?? 0), expired, stale, needs_attention: attention };
   }
   const perState = await Promise.all(
     STORED_STATES.map(async (state): Promise<Count> => {
       const estimate = Math.round(stats.rows * (stats.frequencies!.get(state) ?? 0));
       if (estimate >= EXACT_LIMIT) return { value: estimate, kind: "estimate" };
-      const counted = await bounded(q, q`k.state = ${state} and k.expires_at > now()`);
+      const counted = await bounded(q, q`k.state = ${state} and not ${isExpired(q, "k")}`);
       return counted.kind === "at_least" ? { value: Math.max(estimate, EXACT_LIMIT), kind: "estimate" } : counted;
     }),
   );

@@ -115,7 +115,7 @@ function conditions(q: Sql, input: ListKeysInput): Fragment[] {
   if (input.staleOnly) where.push(isStale(q, "k"));
   else if (wantsExpired(input)) where.push(isExpired(q, "k"));
   // A stored state as a display state: the key must not have expired, or it shows as "expired".
-  else if (input.state !== undefined) where.push(q`k.expires_at > now()`);
+  else if (input.state !== undefined) where.push(q`not ${isExpired(q, "k")}`);
   if (input.cursor !== undefined) {
     const c = decodeCursor(input.cursor);
     const after = input.sort === KeySort.CreatedAsc ? q`>` : q`<`;
