@@ -20,35 +20,58 @@ export type OpenOptions = { max?: number };
 export const LOCK_TIMEOUT_MS = 10_000;
 
 /**
- * A reserved connection whose socket has closed (the database restarted or
- * went away) must fail its next query, not swallow it: postgres-js 3.4.9
- * buffers such a query and never sends nor settles it (porsager/postgres#1208),
- * so a request would hang on it for ever. The pool tells which connection
- * closed (`onclose`) and, as each query is handed to a connection, which one
- * that is (`debug`); a reservation on a closed connection rejects its next
- * queries with CONNECTION_CLOSED (a 503 for the caller; the database is away)
- * and is not handed back to the pool, which took the connection back itself.
+ * A safety net, not a mechanism: PostgreSQL ends a session left idle inside a
+ * transaction this long, so a transaction the app abandoned (neither COMMIT
+ * nor ROLLBACK reached the server) cannot keep its idempotency key's advisory
+ * lock, nor its connection, for longer. No transaction of the app waits on
+ * anything but its own statements (work that calls another system runs
+ * between transactions), so a live one is never idle near this long.
  */
-type Reservation = { connection?: number; closed: boolean };
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+
+/**
+ * A reserved connection whose socket has closed (the database restarted or
+ * went away) must fail its queries, not swallow them: postgres-js 3.4.9 never
+ * settles a reservation's query that waits in the reservation's own queue
+ * (the connection was busy with the earlier statements of its pipeline) when
+ * the socket closes, nor one sent after the close (porsager/postgres#1208), so
+ * a request would hang on it for ever, holding its reservation. The pool
+ * tells which connection closed (`onclose`) and, as each query is handed to a
+ * connection, which one that is (`debug`). A reservation on a closed
+ * connection rejects every query of its still unsettled, and each later one,
+ * with CONNECTION_CLOSED (a 503 for the caller; the database is away), and is
+ * not handed back to the pool, which took the connection back itself.
+ */
+type PendingQuery = {
+  handler: (q: PendingQuery) => void;
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+};
+type Reservation = { connection?: number; closed: boolean; unsettled: Set<PendingQuery> };
 const reservations = new Set<Reservation>();
 let handing: Reservation | undefined;
+
+const connectionClosed = () => Object.assign(new Error("The database connection closed."), { code: "CONNECTION_CLOSED" });
 
 const reservationWatch = {
   debug: (connection: number) => {
     if (handing && handing.connection === undefined) handing.connection = connection;
   },
   onclose: (connection: number) => {
-    for (const r of reservations) if (r.connection === connection) r.closed = true;
+    for (const r of reservations) {
+      if (r.connection !== connection) continue;
+      r.closed = true;
+      // Those the connection had sent it rejected itself; rejecting them again does nothing.
+      for (const q of r.unsettled) q.reject(connectionClosed());
+    }
   },
 };
-
-type PendingQuery = { handler: (q: PendingQuery) => void; reject: (error: Error) => void };
 
 function guardReservations(pool: Sql): void {
   const reserve = pool.reserve.bind(pool);
   pool.reserve = async () => {
     const reserved = await reserve();
-    const reservation: Reservation = { closed: false };
+    const reservation: Reservation = { closed: false, unsettled: new Set() };
     reservations.add(reservation);
     const release = reserved.release;
     reserved.release = () => {
@@ -59,7 +82,11 @@ function guardReservations(pool: Sql): void {
       const pending = query as unknown as PendingQuery;
       const send = pending.handler;
       pending.handler = (q) => {
-        if (reservation.closed) return q.reject(Object.assign(new Error("The database connection closed."), { code: "CONNECTION_CLOSED" }));
+        if (reservation.closed) return q.reject(connectionClosed());
+        const { resolve, reject } = q;
+        reservation.unsettled.add(q);
+        q.resolve = (value) => (reservation.unsettled.delete(q), resolve(value));
+        q.reject = (error) => (reservation.unsettled.delete(q), reject(error));
         handing = reservation;
         try {
           send(q);
@@ -95,7 +122,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     onnotice: () => {},
     // No statement waits longer than this for a lock; it is also how long a
     // duplicate request waits on a key another request is completing.
-    connection: { lock_timeout: LOCK_TIMEOUT_MS },
+    connection: { lock_timeout: LOCK_TIMEOUT_MS, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS },
     // A connection to a database that went away is retried on the next query,
     // with at most this long spent on each attempt to connect.
     connect_timeout: 5,

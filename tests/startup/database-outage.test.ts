@@ -72,6 +72,7 @@ describe("a running instance rides out an outage", () => {
   const CLIENTS = 8;
   const PAYMENTS_PER_CLIENT = 4;
   const CLIENT_TIMEOUT_MS = 30_000;
+  const CLIENTS_DONE_AFTER_RETURN_MS = 60_000;
   let cluster: Awaited<ReturnType<typeof throwawayCluster>>;
   let server: Server;
 
@@ -148,7 +149,30 @@ describe("a running instance rides out an outage", () => {
       await waitFor("the instance to serve again", () => serving(server));
       report(`outage of ${outageMs} ms: database back -> instance serving in ${Date.now() - back} ms`);
     }
-    await Promise.all(clients);
+    // After the database's last return every client is answered promptly: a
+    // key held by a transaction nobody ends would otherwise be refused (409)
+    // until the test's clock runs out. Generous for a loaded machine: the
+    // lease, a lock wait and a client's retry fit many times over.
+    let clock: NodeJS.Timeout | undefined;
+    const stalled = await Promise.race([
+      Promise.all(clients).then(() => false),
+      new Promise<boolean>((resolve) => (clock = setTimeout(resolve, CLIENTS_DONE_AFTER_RETURN_MS, true))),
+    ]);
+    clearTimeout(clock);
+    if (stalled) {
+      const pending = keys.filter((k) => !finished.includes(k));
+      const probe = postgres(cluster.url, { max: 1, onnotice: () => {} });
+      try {
+        const holders = await probe`
+          select a.pid, a.state, a.xact_start, a.query, l.objid from pg_locks l join pg_stat_activity a using (pid)
+          where l.locktype = 'advisory' and l.granted`;
+        report(`stalled on ${pending.join(", ")}; advisory lock holders ${JSON.stringify(holders)}`);
+      } finally {
+        await probe.end();
+      }
+      report(`server output:\n${server.output()}`);
+    }
+    expect(stalled, `clients still waiting ${CLIENTS_DONE_AFTER_RETURN_MS} ms after the database came back`).toBe(false);
 
     expect(seen.unexpected).toEqual([]);
     expect(seen.statuses.get(500) ?? 0).toBe(0);
