@@ -110,10 +110,18 @@ function livePostmaster(dir: string): Postmaster | undefined {
   return undefined;
 }
 
+/**
+ * Whether `pid` is a live (not zombie) PostgreSQL process. It reads the
+ * executable's name from /proc/<pid>/stat, which PostgreSQL never changes:
+ * its cmdline it rewrites for `ps`, and a read that races the rewrite finds
+ * it empty, which once made a cluster that had just become ready look dead.
+ */
 function isPostgres(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("postgres");
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const close = stat.lastIndexOf(")");
+    return stat.slice(stat.indexOf("(") + 1, close) === "postgres" && stat.charAt(close + 2) !== "Z";
   } catch {
     return false;
   }

@@ -11,6 +11,7 @@ import postgres from "postgres";
 import { inject } from "vitest";
 import { projectRoot, scratchClusterParent } from "../../db/cluster-home";
 import { freePort, startEmbeddedPostgres, type RunningPostgres } from "../../db/embedded";
+import { processAlive } from "../../db/file-lock";
 import { bin, ensureBuild } from "../../scripts/build";
 import * as schema from "../../db/schema";
 import { createTenant } from "../../server/tenants/service";
@@ -117,14 +118,12 @@ export async function tenantOn(url: string, name: string) {
   }
 }
 
-/** Running, not a zombie: the container's init may be slow to reap what a server left it. */
-export function running(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").length > 0;
-  } catch {
-    return false;
-  }
-}
+/**
+ * Running, not a zombie: the container's init may be slow to reap what a
+ * server left it. (Not by its cmdline: PostgreSQL rewrites that, and a read
+ * racing the rewrite finds it empty.)
+ */
+export const running = (pid: number): boolean => processAlive(pid);
 
 /** The pid in a data directory's postmaster.pid, 0 without one. */
 export const postmasterOf = (dir: string) => (existsSync(path.join(dir, "postmaster.pid")) ? Number(readFileSync(path.join(dir, "postmaster.pid"), "utf8").split("\n")[0]) : 0);
