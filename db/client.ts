@@ -5,8 +5,9 @@
  */
 import { PgDialect } from "drizzle-orm/pg-core";
 import { drizzle, PostgresJsDatabase, PostgresJsSession } from "drizzle-orm/postgres-js";
-import postgres, { type ReservedSql, type Sql } from "postgres";
+import postgres, { type ReservedSql, type Sql, type TransactionSql } from "postgres";
 import { env } from "../server/env";
+import { setLocalLimits, type TransactionLimits } from "../server/idempotency";
 import * as schema from "./schema";
 
 export type Db = PostgresJsDatabase<typeof schema>;
@@ -15,8 +16,10 @@ export type Database = { sql: Sql; db: Db; url: string };
 type Holder = { __eoDatabase?: Database };
 const holder = globalThis as Holder;
 
-export type OpenOptions = { max?: number };
+/** `pooled`: DATABASE_POOLED unless given (tests open pools of both kinds). */
+export type OpenOptions = { max?: number; pooled?: boolean };
 
+/** No statement of a transaction waits longer than this for a lock; it is also how long a duplicate request waits on a key another request is completing. */
 export const LOCK_TIMEOUT_MS = 10_000;
 
 /**
@@ -28,6 +31,16 @@ export const LOCK_TIMEOUT_MS = 10_000;
  * between transactions), so a live one is never idle near this long.
  */
 export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+
+/**
+ * Both limits are set by every transaction for itself (SET LOCAL), never on
+ * the session: behind a transaction-mode pooler the session is whichever
+ * server connection the pooler hands out for that transaction, and PgBouncer
+ * refuses such settings as startup parameters anyway. One way for both
+ * set-ups: the SET LOCALs travel in the round trip that carries BEGIN's
+ * successor (measured in `npm run bench`: no difference).
+ */
+export const TRANSACTION_LIMITS: TransactionLimits = { lockTimeoutMs: LOCK_TIMEOUT_MS, idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS };
 
 /**
  * A reserved connection whose socket has closed (the database restarted or
@@ -107,6 +120,23 @@ function guardReservations(pool: Sql): void {
 }
 
 /**
+ * Every `sql.begin` (and so every Drizzle `db.transaction`) sets the limits
+ * first. The statement is sent without waiting for it: it goes down the
+ * connection ahead of the transaction's first query, in the same round trip,
+ * and if it failed, postgres-js reports its error for the transaction.
+ */
+function limitTransactions(pool: Sql): void {
+  const begin = pool.begin.bind(pool) as (options: string, fn: (tx: TransactionSql) => unknown) => Promise<unknown>;
+  const limited = (options: string, fn: (tx: TransactionSql) => unknown) =>
+    begin(options, (tx) => {
+      void tx.unsafe(setLocalLimits(TRANSACTION_LIMITS)).execute();
+      return fn(tx);
+    });
+  pool.begin = ((options: string | ((tx: TransactionSql) => unknown), fn?: (tx: TransactionSql) => unknown) =>
+    typeof options === "function" ? limited("", options) : limited(options, fn!)) as Sql["begin"];
+}
+
+/**
  * Seconds before a connection that failed is tried again. postgres-js grows
  * this to 10-20 s over a long outage, so a database back after a minute would
  * wait that long for its first connection; at most 1 s, the server serves
@@ -120,9 +150,9 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const client = postgres(url, {
     max: options.max ?? 20,
     onnotice: () => {},
-    // No statement waits longer than this for a lock; it is also how long a
-    // duplicate request waits on a key another request is completing.
-    connection: { lock_timeout: LOCK_TIMEOUT_MS, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS },
+    // A transaction pooler hands each transaction whichever server connection
+    // is free, where a statement prepared by another one does not exist.
+    prepare: !(options.pooled ?? env.DATABASE_POOLED),
     // A connection to a database that went away is retried on the next query,
     // with at most this long spent on each attempt to connect.
     connect_timeout: 5,
@@ -130,6 +160,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     ...reservationWatch,
   });
   guardReservations(client);
+  limitTransactions(client);
   holder.__eoDatabase = { sql: client, db: drizzle({ client, schema }), url };
   return holder.__eoDatabase;
 }

@@ -1,13 +1,16 @@
 /**
  * Applies the committed SQL migrations. Uses a client of its own (max 1) and a
- * transaction-level advisory lock, so two processes starting together (the app
- * and a CLI, two test workers) never apply the same migration twice.
+ * session-level advisory lock held until that client ends, so two processes
+ * starting together (the app and a CLI, two test workers) never apply the
+ * same migration twice. A session lock needs one server session for the whole
+ * run: migrations go to PostgreSQL itself, never through a transaction pooler.
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
-import postgres from "postgres";
+import postgres, { type Sql } from "postgres";
 
 const MIGRATIONS_LOCK = 7_313_001;
 
@@ -21,4 +24,20 @@ export async function runMigrations(url: string, folder = migrationsFolder): Pro
   } finally {
     await client.end({ timeout: 5 });
   }
+}
+
+/** What a start that does not migrate says when the database lacks a committed migration. */
+export const SCHEMA_BEHIND = "database schema is behind: run npm run db:migrate";
+
+/**
+ * Whether the database lacks a committed migration, by drizzle's own rule: a
+ * migration is pending when it is newer than the newest one recorded as
+ * applied. Plain reads, so it also works through a transaction pooler.
+ */
+export async function schemaBehind(sql: Sql, folder = migrationsFolder): Promise<boolean> {
+  const newest = Math.max(...readMigrationFiles({ migrationsFolder: folder }).map((m) => m.folderMillis));
+  const [table] = await sql<{ present: boolean }[]>`select to_regclass('drizzle.__drizzle_migrations') is not null as present`;
+  if (!table!.present) return true;
+  const [applied] = await sql<{ newest: string | null }[]>`select max(created_at)::text as newest from drizzle.__drizzle_migrations`;
+  return applied!.newest === null || Number(applied!.newest) < newest;
 }

@@ -4,11 +4,11 @@
  * stopped only if this command started it), one line on standard error when
  * anything fails, and the exit code.
  */
-import { ensureDatabase, type Booted } from "../db/bootstrap";
+import { ensureDatabase, type BootOptions, type Booted } from "../db/bootstrap";
 import { closeDatabase } from "../db/client";
 
-export function runCli(main: (booted: Booted) => Promise<number>): void {
-  ensureDatabase({ seed: false })
+export function runCli(main: (booted: Booted) => Promise<number>, options: BootOptions = {}): void {
+  ensureDatabase({ seed: false, ...options })
     .then(async (booted) => {
       try {
         return await main(booted);

@@ -1,9 +1,15 @@
-/** npm run db:migrate — applies the committed migrations to DATABASE_URL (or the embedded cluster). */
+/**
+ * npm run db:migrate — applies the committed migrations to DATABASE_URL (or the embedded cluster),
+ * whatever MIGRATE_ON_START says; it refuses a pooler (DATABASE_POOLED=true) with one line.
+ */
 import "./use-running-server";
 import { runCli } from "./cli";
 
 // ensureDatabase, which runCli calls first, applies them.
-runCli(async () => {
-  process.stdout.write("Migrations applied.\n");
-  return 0;
-});
+runCli(
+  async () => {
+    process.stdout.write("Migrations applied.\n");
+    return 0;
+  },
+  { migrate: true },
+);

@@ -31,6 +31,28 @@ const schema = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   /** Unset: the app starts an embedded PostgreSQL under EMBEDDED_PG_DIR. */
   DATABASE_URL: z.url().optional(),
+  /**
+   * "true": DATABASE_URL is a transaction-mode pooler (PgBouncer) in front of PostgreSQL, so a
+   * server connection serves this process for one transaction at a time. The pool then uses no
+   * named prepared statements (PgBouncer 1.18 cannot follow them from one server connection to
+   * the next); everything else already holds there: no startup parameters, settings only by
+   * SET LOCAL in each transaction, locks only transaction-scoped. Migrations take a session lock,
+   * so they need PostgreSQL itself: with "true", MIGRATE_ON_START must be "false" and
+   * `npm run db:migrate` refuses to run (run it with the primary's URL instead).
+   */
+  DATABASE_POOLED: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true"),
+  /**
+   * "true": start-up applies the pending migrations. "false": it only checks that the database's
+   * schema is at the latest migration, and exits if it is behind (several instances, and
+   * `npm run db:migrate` run once against the primary before they start).
+   */
+  MIGRATE_ON_START: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   /** Unset: `.data/pg` in the checkout, or as root the project cache (see db/cluster-home.ts). Relative to the checkout. */
   EMBEDDED_PG_DIR: z.string().min(1).optional(),
   /** Unset: 54329 when free, else a free port; a running cluster keeps its own. */
@@ -91,6 +113,14 @@ function parse(): Env {
   const building = process.env.NEXT_PHASE === "phase-production-build";
   if (result.data.NODE_ENV === "production" && !result.data.ADMIN_PASSWORD && !building) {
     throw new Error("Invalid environment: ADMIN_PASSWORD: required when NODE_ENV=production (it protects /admin); `npm start` sets a demo one when unset.");
+  }
+  if (result.data.DATABASE_POOLED && result.data.MIGRATE_ON_START) {
+    throw new Error(
+      "Invalid environment: MIGRATE_ON_START: must be false when DATABASE_POOLED=true (migrations hold a session lock, which a transaction pooler cannot keep): run `npm run db:migrate` against PostgreSQL itself and start with MIGRATE_ON_START=false.",
+    );
+  }
+  if (result.data.DATABASE_POOLED && !result.data.DATABASE_URL) {
+    throw new Error("Invalid environment: DATABASE_POOLED: true needs DATABASE_URL (the pooler's address); the embedded PostgreSQL has no pooler in front.");
   }
   if (result.data.DEMO_MODE && result.data.ADMIN_PASSWORD !== undefined && result.data.ADMIN_PASSWORD !== DEMO_ADMIN_PASSWORD) {
     throw new Error("Invalid environment:\n  DEMO_MODE: only with the demo secrets (ADMIN_PASSWORD unset or the demo one); a deployment with real secrets never simulates faults.");

@@ -18,15 +18,16 @@ import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type Idempo
 import { IdempotencyEventType as E, type IdempotencyEvent } from "./events";
 import { KeyState } from "./schema";
 import * as store from "./store";
-import { inTransaction, isLockTimeout, type KeyTransaction } from "./transaction";
+import { inTransaction, isLockTimeout, setLocalLimits, setLocalLockTimeout, type KeyTransaction } from "./transaction";
+import type { TransactionLimits } from "./types";
 
 /** One request's hold on its key: what it would store, its budgets, and how it reports events. */
 export type Attempt = store.Request & {
   leaseMs: number;
   /** How long a duplicate waits for the holder before `409`; 0 answers at once. */
   waitMs: number;
-  /** The lock_timeout the pool's connections run with: a wait of that length needs no SET LOCAL. */
-  sessionLockTimeoutMs: number;
+  /** The bounds the key's transactions set for themselves. */
+  limits: TransactionLimits;
   event: (type: IdempotencyEvent["type"], extra?: Partial<IdempotencyEvent>) => void;
 };
 
@@ -80,19 +81,17 @@ export function refuse(a: Attempt, error: IdempotencyError): never {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Opens the key's transaction: BEGIN, the advisory lock (waiting at most
- * `waitMs`), an optional savepoint after it (a rollback to it keeps the lock),
- * and the row, in one round trip. The row is read by its own statement after
- * the lock, so it sees what the previous holder committed.
+ * Opens the key's transaction: BEGIN, its limits with the lock's wait budget
+ * (`waitMs`) as lock_timeout, the advisory lock, the transaction's own
+ * lock_timeout again, an optional savepoint (a rollback to it keeps the
+ * lock), and the row, in one round trip. The row is read by its own
+ * statement after the lock, so it sees what the previous holder committed.
  */
 async function lockAndLoad(t: KeyTransaction, a: Attempt, savepoint: string | undefined): Promise<store.KeyRow | undefined> {
-  // lock_timeout 0 would mean "wait forever": a zero budget is the shortest wait there is.
-  const budget = Math.max(1, Math.floor(a.waitMs));
-  const own = budget !== a.sessionLockTimeoutMs;
   const setup = [
-    own ? `set local lock_timeout = ${budget}` : "",
+    setLocalLimits(a.limits, a.waitMs),
     `select pg_advisory_xact_lock(${lockId(a)})`,
-    own ? "set local lock_timeout to default" : "",
+    a.waitMs === a.limits.lockTimeoutMs ? "" : setLocalLockTimeout(a.limits.lockTimeoutMs),
     savepoint ? `savepoint ${savepoint}` : "",
   ].filter(Boolean);
   const [rows] = await t.begin(setup.join("; "), store.load(t.conn, a));

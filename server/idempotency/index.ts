@@ -5,7 +5,9 @@
  * `client/` (the browser's side, which must not pull in the server).
  */
 export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta } from "./procedures";
-export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse } from "./types";
+export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse, TransactionLimits } from "./types";
+// The SET LOCAL of those limits, for the app's own transactions outside the middleware.
+export { setLocalLimits } from "./transaction";
 
 // The acquisition step and the decision table: a server-side completer finds
 // stale keys (`isStale`) and runs their procedure again through a caller; the

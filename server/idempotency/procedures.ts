@@ -60,7 +60,7 @@ export function createIdempotencyProcedures<TTx>(runtime: IdempotencyRuntime<TTx
       ttlMs: o.ttlMs,
       leaseMs: o.leaseMs,
       waitMs: o.waitMs,
-      sessionLockTimeoutMs: runtime.sessionLockTimeoutMs,
+      limits: runtime.limits,
       event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }),
     };
   }

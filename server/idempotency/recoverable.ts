@@ -21,7 +21,7 @@ import { IdempotencyEventType as E } from "./events";
 import { outcomeOf } from "./policy";
 import { KeyState } from "./schema";
 import * as store from "./store";
-import { inTransaction } from "./transaction";
+import { inTransaction, setLocalLimits } from "./transaction";
 import type { HandlerResult, IdempotencyRuntime, RecoverableHandle } from "./types";
 
 /** The key the provider dedupes on: tenant, key and the key's generation (a reused expired key is a new operation). */
@@ -85,7 +85,7 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
       if (lease.signal.aborted) throw lease.signal.reason;
       if (name in done) return done[name] as never;
       return inTransaction(sql, async (t) => {
-        const [mine] = await t.begin("", store.lockOwned(t.conn, a, fence));
+        const [mine] = await t.begin(setLocalLimits(a.limits), store.lockOwned(t.conn, a, fence));
         if (mine!.length === 0) {
           lease.lose();
           throw lease.signal.reason;

@@ -5,6 +5,18 @@
  */
 import type { ReservedSql, Sql } from "postgres";
 
+import type { TransactionLimits } from "./types";
+
+// A timeout of 0 means "never": the shortest budget there is, 1 ms, stands for a zero one.
+const timeoutMs = (value: number) => Math.max(1, Math.floor(value));
+
+export const setLocalLockTimeout = (ms: number) => `set local lock_timeout = ${timeoutMs(ms)}`;
+
+/** The SET LOCAL statements that put `limits` on the open transaction (plain SQL, for a simple query after BEGIN). */
+export function setLocalLimits(limits: TransactionLimits, lockTimeoutMs = limits.lockTimeoutMs): string {
+  return `set local idle_in_transaction_session_timeout = ${timeoutMs(limits.idleInTransactionTimeoutMs)}; ${setLocalLockTimeout(lockTimeoutMs)}`;
+}
+
 /** PostgreSQL's lock_not_available: a lock wait ran past `lock_timeout`. */
 export const LOCK_NOT_AVAILABLE = "55P03";
 

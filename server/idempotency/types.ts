@@ -3,6 +3,26 @@ import type { TRPCError } from "@trpc/server";
 import type { ReservedSql, Sql } from "postgres";
 import type { IdempotencyEventSink } from "./events";
 
+/**
+ * The bounds every key transaction runs under, set with SET LOCAL right after
+ * BEGIN, in the same round trip. Nothing is set on the session: behind a
+ * transaction-mode pooler (PgBouncer) a session setting would stay on
+ * whichever server connection the pooler handed out, and none would be there
+ * for the next transaction.
+ */
+export type TransactionLimits = {
+  /** lock_timeout for the transaction's statements (the key's own lock waits `waitMs` instead). */
+  lockTimeoutMs: number;
+  /**
+   * idle_in_transaction_session_timeout: a safety net. A transaction abandoned
+   * with neither COMMIT nor ROLLBACK (a frozen process, a lost connection's
+   * state) is ended by PostgreSQL after this long, and with it the key's lock,
+   * instead of refusing every retry with 409. No key transaction waits on
+   * anything but its own statements, so a live one is never idle that long.
+   */
+  idleInTransactionTimeoutMs: number;
+};
+
 /** A result as it goes over the wire: status and the exact body bytes (UTF-8 text). */
 export type StoredResponse = { status: number; body: string };
 
@@ -25,12 +45,8 @@ export type IdempotencyRuntime<TTx> = {
   replayError: (stored: StoredResponse) => TRPCError;
   onEvent?: IdempotencyEventSink;
   defaults: Required<ProcedureOptions>;
-  /**
-   * The lock_timeout the pool's connections already run with. An attempt
-   * whose wait budget differs sets its own for the lock; with the same budget
-   * the lock costs no extra statement.
-   */
-  sessionLockTimeoutMs: number;
+  /** What every key transaction sets for itself (SET LOCAL): see `TransactionLimits`. */
+  limits: TransactionLimits;
   /** How often a recoverable holder renews its lease; 0 never (tests use it to play a stalled holder). */
   renewEveryMs?: (leaseMs: number) => number;
 };

@@ -6,7 +6,7 @@
  * all take it from here, so none of them needs the tRPC init module.
  */
 import { TRPCError } from "@trpc/server";
-import { database, drizzleOn, LOCK_TIMEOUT_MS, type Db } from "../../db/client";
+import { database, drizzleOn, LOCK_TIMEOUT_MS, TRANSACTION_LIMITS, type Db } from "../../db/client";
 import { env } from "../env";
 import { isFinal, problemBody, StoredProblemError, toProblem, trpcCodeFor } from "../errors";
 import { deleteExpired, type CleanupOptions, type IdempotencyRuntime } from "../idempotency";
@@ -32,7 +32,7 @@ export const idempotencyRuntime: IdempotencyRuntime<Db> = {
     traceKeyEvent(event);
   },
   defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: LOCK_TIMEOUT_MS },
-  sessionLockTimeoutMs: LOCK_TIMEOUT_MS,
+  limits: TRANSACTION_LIMITS,
 };
 
 /** Expiry of stored keys (the sweep, `npm run keys:cleanup`, the admin's purge). */

@@ -36,7 +36,7 @@ function attemptFor(key: string, input: unknown, waitMs = 0): Attempt {
     ttlMs: 60_000,
     leaseMs: 30_000,
     waitMs,
-    sessionLockTimeoutMs: 10_000,
+    limits: { lockTimeoutMs: 10_000, idleInTransactionTimeoutMs: 30_000 },
     event: () => undefined,
   };
 }
