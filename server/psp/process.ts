@@ -11,7 +11,8 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-export type PspProcess = { url: string; stop: () => Promise<void> };
+/** `pid`: of the process started here; absent when one that already ran is reused. */
+export type PspProcess = { url: string; pid?: number; stop: () => Promise<void> };
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -51,7 +52,7 @@ export async function startPspProcess(options: { port: number; slowMs: number; w
     // From now on the child must not keep this process alive; the channel's closing is its signal to stop.
     child.unref();
     child.channel?.unref();
-    return { url, stop };
+    return { url, pid: child.pid, stop };
   }
   await stop();
   // Another server started at the same moment may have won the port: its stand-in serves us as well.

@@ -1,0 +1,120 @@
+/**
+ * npm run cluster [-- --instances N --port P --instance-port P --pooler-port P --stats-port P]
+ *
+ * The scaled-out topology on this machine (scripts/cluster/topology.ts):
+ * HAProxy on 127.0.0.1:8080 in front of N (default 2) production instances
+ * of one build on 127.0.0.1:3001.., PgBouncer in transaction mode on
+ * 127.0.0.1:6432, the provider stand-in on PSP_PORT, and PostgreSQL:
+ * DATABASE_URL's server, or the checkout's embedded cluster (the one
+ * `npm start` uses). Ctrl-C or SIGTERM stops all of it. Everything listens on
+ * loopback only, so the demo secrets (used when ADMIN_PASSWORD is unset)
+ * never face a network. Generated configurations and logs are in
+ * `.data/cluster/`.
+ */
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { type RunningPostgres } from "../db/embedded";
+
+function fail(message: string): never {
+  process.stderr.write(`Cannot start the cluster: ${message}\n`);
+  process.exit(1);
+}
+
+const port = (name: string, value: string | undefined, fallback: number): number => {
+  const n = value === undefined ? fallback : Number(value);
+  if (!Number.isInteger(n) || n < 1024 || n > 65535) fail(`--${name} must be a port from 1024 to 65535, got ${value}`);
+  return n;
+};
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      instances: { type: "string", default: "2" },
+      port: { type: "string" },
+      "instance-port": { type: "string" },
+      "pooler-port": { type: "string" },
+      "stats-port": { type: "string" },
+    },
+  });
+  const instances = Number(values.instances);
+  if (!Number.isInteger(instances) || instances < 1 || instances > 16) fail(`--instances must be 1 to 16, got ${values.instances}`);
+  const haproxyPort = port("port", values.port, 8080);
+  const firstInstancePort = port("instance-port", values["instance-port"], 3001);
+  const poolerPort = port("pooler-port", values["pooler-port"], 6432);
+  const statsPort = values["stats-port"] === undefined ? undefined : port("stats-port", values["stats-port"], 0);
+
+  // Until the cluster is up, a signal ends this process; what it started stops with it (their exit hooks).
+  const early = (signal: NodeJS.Signals) => process.exit(signal === "SIGINT" ? 130 : 143);
+  process.once("SIGINT", early);
+  process.once("SIGTERM", early);
+  const demo = !process.env.ADMIN_PASSWORD;
+  // The same demo defaults as `npm start`: read by server/env below.
+  if (demo) {
+    process.env.ADMIN_PASSWORD = "demo-admin";
+    process.env.DEMO_MODE ??= "true";
+    process.stderr.write(`ADMIN_PASSWORD is unset: /admin accepts the demo password "${process.env.ADMIN_PASSWORD}".\n`);
+  }
+  const { env } = await import("../server/env");
+  const { startEmbedded } = await import("../db/bootstrap");
+  const { writeRunFile } = await import("../db/run-file");
+  const { stateDir } = await import("../db/cluster-home");
+  const { startCluster } = await import("./cluster/topology");
+
+  let embedded: RunningPostgres | undefined;
+  let primaryUrl = env.DATABASE_URL;
+  if (!primaryUrl) {
+    embedded = await startEmbedded(true);
+    primaryUrl = embedded.url;
+  }
+  let stopping = false;
+  const stopEmbedded = async () => embedded?.stop();
+  const note = (line: string) => process.stderr.write(`cluster: ${line}\n`);
+
+  const cluster = await startCluster({
+    primaryUrl,
+    instancePorts: Array.from({ length: instances }, (_, i) => firstInstancePort + i),
+    port: haproxyPort,
+    poolerPort,
+    pspPort: env.PSP_PORT,
+    statsPort,
+    runDir: path.join(stateDir, "cluster"),
+    pspSlowMs: env.PSP_SLOW_MS,
+    pspWebhookSecret: env.PSP_WEBHOOK_SECRET,
+    seedDemo: env.SEED_DEMO,
+    instanceEnv: { ADMIN_PASSWORD: env.ADMIN_PASSWORD, DEMO_MODE: String(env.DEMO_MODE), LOG_LEVEL: env.LOG_LEVEL },
+    onLog: note,
+  }).catch(async (error: unknown) => {
+    await stopEmbedded();
+    throw error;
+  });
+  // The CLIs (tenant, reconcile, keys:*) find the primary and the stand-in here, as with `npm start`.
+  const removeRunFile = writeRunFile({ url: cluster.url, databaseUrl: primaryUrl, pspUrl: cluster.pspUrl, embeddedDir: embedded?.dir });
+
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    note(`${signal}: stopping HAProxy, the instances, the stand-in, PgBouncer${embedded?.owned ? " and PostgreSQL" : ""}…`);
+    removeRunFile();
+    await cluster.stop();
+    await stopEmbedded();
+    note("stopped");
+    process.exit(0);
+  };
+  process.removeListener("SIGINT", early);
+  process.removeListener("SIGTERM", early);
+  process.on("SIGINT", (s) => void stop(s));
+  process.on("SIGTERM", (s) => void stop(s));
+
+  const lines = [
+    `HAProxy          ${cluster.url}   (log: ${path.relative(process.cwd(), cluster.haproxyLog)})`,
+    ...cluster.instances.map((i) => `instance ${i.name.padEnd(7)} ${i.url}   (log: ${path.relative(process.cwd(), i.logPath)})`),
+    `PgBouncer        ${new URL(cluster.poolerUrl).host} (transaction mode)`,
+    `PostgreSQL       ${new URL(primaryUrl).host} (${embedded ? `embedded, ${embedded.dir}` : "DATABASE_URL"})`,
+    `provider         ${cluster.pspUrl}`,
+    statsPort ? `HAProxy stats    http://127.0.0.1:${statsPort}/` : undefined,
+    "Ctrl-C stops all of it.",
+  ].filter(Boolean);
+  process.stdout.write(`The cluster is up:\n${lines.map((l) => `  ${l}`).join("\n")}\n`);
+}
+
+main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
