@@ -7,7 +7,8 @@
  *
  * Options: --seconds (measured time per run, 2), --warmup (seconds before
  * it, 0.5), --rounds (3), --concurrency (16), --replay-keys (2000),
- * --burst-keys (30), --burst-callers (20).
+ * --burst-keys (30), --burst-callers (20). `--cluster [--instances N]`
+ * measures the scaled-out topology instead (bench/cluster.ts).
  */
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -21,6 +22,7 @@ import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase } from "../tests/support/database";
 import { runAdminBench } from "./admin";
 import { runCleanupBench } from "./cleanup";
+import { runClusterBench } from "./cluster";
 import { burst } from "./burst";
 import { cpuProbe } from "./cpu";
 import { drive, type Load } from "./measure";
@@ -41,9 +43,12 @@ const { values } = parseArgs({
     "no-admin": { type: "boolean", default: false },
     /** Skip expiry under load (about 10 s). */
     "no-cleanup": { type: "boolean", default: false },
+    /** HAProxy + PgBouncer with 1 and N instances against one direct instance, instead of the rest. */
+    cluster: { type: "boolean", default: false },
+    instances: { type: "string", default: "2" },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -62,6 +67,10 @@ async function warmUp(t: Transport, paymentId: string) {
 }
 
 async function main() {
+  if (values.cluster) {
+    process.stdout.write(await runClusterBench({ instances: positive("instances"), load: base, rounds }));
+    return;
+  }
   // Every idempotency event is also an info log line; at thousands a second
   // they would bury the table on the terminal. Events still reach
   // idempotency_events in batches, as in production.

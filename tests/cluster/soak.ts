@@ -138,6 +138,7 @@ class Soak {
   private stopChaos = false;
   private givenUpReplayed = 0;
   completedByCompleter = 0;
+  doubleSubmits = 0;
 
   constructor(
     private readonly cluster: Cluster,
@@ -160,37 +161,43 @@ class Soak {
   }
 
   /**
-   * Attempts with one key until an answer, backing off. `mayGiveUp`: when an
-   * instance is killed during an attempt, the client may walk away at once
-   * (closing its request) or after a failed attempt, and never come back
-   * until the end.
+   * Attempts with one key until an answer, backing off. Some clients
+   * double-submit: their first attempt goes twice at once (two connections,
+   * so HAProxy sends them to two instances). `mayGiveUp`: when an instance is
+   * killed during an attempt, the client may walk away at once (closing its
+   * request) or after a failed attempt, and not come back until the end.
    */
   private async perform(op: Op, mayGiveUp: boolean, sent?: Promise<Attempt>): Promise<void> {
     this.ops.push(op);
+    const double = !sent && Math.random() < 0.15;
+    if (double) this.doubleSubmits++;
     for (let n = 0; ; n++) {
       const epoch = this.killEpoch;
       const walkAway = new AbortController();
       if (mayGiveUp) this.walkers.add(walkAway);
-      const attempt = await (n === 0 && sent ? sent : this.send(op, walkAway.signal));
+      const copies = n === 0 && sent ? [sent] : Array.from({ length: n === 0 && double ? 2 : 1 }, () => this.send(op, walkAway.signal));
+      const attempts = await Promise.all(copies);
       this.walkers.delete(walkAway);
-      op.attempts.push(attempt);
+      op.attempts.push(...attempts);
       if (walkAway.signal.aborted) {
         op.gaveUp = true;
         return;
       }
-      if (attempt.status !== undefined && isAnswer(attempt.status)) {
-        op.answer ??= attempt;
+      const answered = attempts.find((a) => a.status !== undefined && isAnswer(a.status));
+      if (answered) {
+        op.answer ??= answered;
         return;
       }
       if (mayGiveUp && this.killEpoch !== epoch && Math.random() < 0.5) {
         op.gaveUp = true;
         return;
       }
+      const last = attempts.at(-1)!;
       if (n >= 40) {
-        violation(`${op.kind} ${op.key}: no answer after ${n + 1} attempts (last: ${attempt.status ?? attempt.error})`);
+        violation(`${op.kind} ${op.key}: no answer after ${n + 1} attempts (last: ${last.status ?? last.error})`);
         return;
       }
-      await sleep(Math.min(2000, 100 * 2 ** Math.min(n, 5)) * Math.random() + (attempt.status === 409 ? 500 : 0));
+      await sleep(Math.min(2000, 100 * 2 ** Math.min(n, 5)) * Math.random() + (last.status === 409 ? 500 : 0));
     }
   }
 
@@ -411,7 +418,7 @@ class Soak {
     const gaveUp = this.ops.filter((o) => o.gaveUp).length;
     return (
       `soak: ops=${this.ops.length} (payments ${count("payment")}, checkouts ${count("checkout")}, deposits ${count("deposit")}, withdrawals ${count("withdrawal")}) ` +
-      `instances=${this.cluster.instances.length} kills=${this.kills} client-retries=${attempts - this.ops.length - this.givenUpReplayed} ` +
+      `instances=${this.cluster.instances.length} kills=${this.kills} client-retries=${attempts - this.ops.length - this.doubleSubmits - this.givenUpReplayed} double-submits=${this.doubleSubmits} ` +
       `haproxy-resends=${resentPosts} POST (${resentAll} in all) given-up=${gaveUp} completed-by-completer=${this.completedByCompleter} ` +
       `provider-charges=${this.charges} succeeded-payments=${this.successfulPayments} seconds=${seconds}`
     );
