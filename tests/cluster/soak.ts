@@ -112,6 +112,15 @@ async function main(): Promise<number> {
     const haproxy = readHaproxyLog(cluster.haproxyLog);
     const resentPosts = haproxy.filter((r) => r.method === "POST" && r.retries > 0);
     const summary = soak.summary(resentPosts.length, haproxy.filter((r) => r.retries > 0).length, Math.round((Date.now() - started) / 1000));
+    // What HAProxy's re-sent POSTs ended as; the slow payments are the ones it re-sent while the first copy still ran (response-timeout).
+    const byStatus = new Map<string, number>();
+    for (const r of resentPosts) byStatus.set(`${r.status} ${r.termination}`, (byStatus.get(`${r.status} ${r.termination}`) ?? 0) + 1);
+    const slow = resentPosts.filter((r) => r.key?.startsWith("soak-payment-slow-")).length;
+    const slowAll = haproxy.filter((r) => r.method === "POST" && r.key?.startsWith("soak-payment-slow-")).length;
+    process.stdout.write(
+      `haproxy: re-sent POSTs by final status and termination: ${[...byStatus].map(([k, n]) => `${k} ×${n}`).join(", ")}; ` +
+        `slow payments (provider ${PSP_SLOW_MS} ms > timeout server ${SERVER_TIMEOUT_MS} ms) re-sent: ${slow} of ${slowAll} requests\n`,
+    );
     for (const v of violations.slice(0, 30)) process.stdout.write(`violation: ${v}\n`);
     if (violations.length > 30) process.stdout.write(`violation: … and ${violations.length - 30} more\n`);
     process.stdout.write(`${probe}\n${summary} violations=${violations.length}\n`);
@@ -154,6 +163,8 @@ class Soak {
         signal: walkAway ? AbortSignal.any([walkAway, AbortSignal.timeout(20_000)]) : AbortSignal.timeout(20_000),
       });
       const body = await res.text();
+      // A 500 is the app's own failure (HAProxy's are 502-504): an invariant the middleware guards broke somewhere.
+      if (res.status === 500) violation(`${op.kind} ${op.key}: 500 from the app: ${body.slice(0, 200)}`);
       return { status: res.status, body, replayed: res.headers.get("idempotent-replayed") === "true" };
     } catch (error) {
       return { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), replayed: false };
