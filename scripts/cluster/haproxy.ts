@@ -12,7 +12,7 @@
  * and the request's Idempotency-Key (captured), separated by tabs.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import path from "node:path";
 
@@ -132,6 +132,7 @@ export async function startHaproxy(options: HaproxyOptions): Promise<RunningHapr
       const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
       await exited;
       clearTimeout(timer);
+      rmSync(socketOf(options.runDir), { force: true });
     },
   };
 }
