@@ -65,7 +65,8 @@ const cents = (min: number, max: number) => (between(min * 100, max * 100) / 100
 
 type Kind = "payment" | "checkout" | "deposit" | "withdrawal";
 type Attempt = { status?: number; body?: string; error?: string; replayed: boolean };
-type Op = { kind: Kind; key: string; path: string; body: string; attempts: Attempt[]; answer?: Attempt; gaveUp: boolean; accountId?: string; amount?: string };
+/** `firstCopies`: how many copies the first attempt went as (2 for a double submit). */
+type Op = { kind: Kind; key: string; path: string; body: string; attempts: Attempt[]; firstCopies: number; answer?: Attempt; gaveUp: boolean; accountId?: string; amount?: string };
 
 /** 409 (in progress) and 5xx are not answers: the client retries them with the same key. */
 const isAnswer = (status: number) => status !== 409 && status < 500;
@@ -145,9 +146,7 @@ class Soak {
   /** Attempts in flight whose client may walk away when an instance is killed. */
   private readonly walkers = new Set<AbortController>();
   private stopChaos = false;
-  private givenUpReplayed = 0;
   completedByCompleter = 0;
-  doubleSubmits = 0;
 
   constructor(
     private readonly cluster: Cluster,
@@ -181,7 +180,7 @@ class Soak {
   private async perform(op: Op, mayGiveUp: boolean, sent?: Promise<Attempt>): Promise<void> {
     this.ops.push(op);
     const double = !sent && Math.random() < 0.15;
-    if (double) this.doubleSubmits++;
+    if (double) op.firstCopies = 2;
     for (let n = 0; ; n++) {
       const epoch = this.killEpoch;
       const walkAway = new AbortController();
@@ -213,7 +212,7 @@ class Soak {
   }
 
   private op(kind: Kind, path: string, body: unknown, extra: Partial<Op> = {}): Op {
-    return { kind, key: `soak-${kind}-${randomUUID()}`, path, body: JSON.stringify(body), attempts: [], gaveUp: false, ...extra };
+    return { kind, key: `soak-${kind}-${randomUUID()}`, path, body: JSON.stringify(body), attempts: [], firstCopies: 1, gaveUp: false, ...extra };
   }
 
   async setUp(): Promise<string[]> {
@@ -348,7 +347,6 @@ class Soak {
       // The client that gave up comes back later: it must get the stored answer (or, if its attempt never reached an instance, run it now, once).
       const attempt = await this.send(op);
       op.attempts.push(attempt);
-      this.givenUpReplayed++;
       if (attempt.status !== undefined && isAnswer(attempt.status)) op.answer ??= attempt;
       else violation(`${op.kind} ${op.key}: given up, and its later retry got no answer (${attempt.status ?? attempt.error})`);
     }
@@ -425,11 +423,12 @@ class Soak {
 
   summary(resentPosts: number, resentAll: number, seconds: number): string {
     const count = (kind: Kind) => this.ops.filter((o) => o.kind === kind).length;
-    const attempts = this.ops.reduce((n, o) => n + o.attempts.length, 0);
+    // Every attempt after the first (its copies included), but not the given-up client's one return at the end.
+    const retries = this.ops.reduce((n, o) => n + o.attempts.length - o.firstCopies - (o.gaveUp ? 1 : 0), 0);
     const gaveUp = this.ops.filter((o) => o.gaveUp).length;
     return (
       `soak: ops=${this.ops.length} (payments ${count("payment")}, checkouts ${count("checkout")}, deposits ${count("deposit")}, withdrawals ${count("withdrawal")}) ` +
-      `instances=${this.cluster.instances.length} kills=${this.kills} client-retries=${attempts - this.ops.length - this.doubleSubmits - this.givenUpReplayed} double-submits=${this.doubleSubmits} ` +
+      `instances=${this.cluster.instances.length} kills=${this.kills} client-retries=${retries} double-submits=${this.ops.filter((o) => o.firstCopies === 2).length} ` +
       `haproxy-resends=${resentPosts} POST (${resentAll} in all) given-up=${gaveUp} completed-by-completer=${this.completedByCompleter} ` +
       `provider-charges=${this.charges} succeeded-payments=${this.successfulPayments} seconds=${seconds}`
     );
