@@ -5,7 +5,7 @@ import { runMigrations } from "../../db/migrate";
 
 describe("migrations", () => {
   it("create every table on an empty database, once, even with three processes starting together", async () => {
-    const server = new URL(inject("databaseUrl"));
+    const server = new URL(inject("directDatabaseUrl"));
     const name = `eo_migrate_${Date.now().toString(36)}`;
     const admin = postgres(server.toString(), { max: 1, onnotice: () => {} });
     await admin.unsafe(`create database ${name}`);
