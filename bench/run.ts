@@ -7,7 +7,8 @@
  *
  * Options: --seconds (measured time per run, 2), --warmup (seconds before
  * it, 0.5), --rounds (3), --concurrency (16), --replay-keys (2000),
- * --burst-keys (30), --burst-callers (20).
+ * --burst-keys (30), --burst-callers (20). `--sweep` measures only the
+ * expiry sweep at scale instead (bench/sweep.ts; --sweep-keys, 1,000,000).
  */
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -21,6 +22,7 @@ import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase } from "../tests/support/database";
 import { runAdminBench } from "./admin";
 import { runCleanupBench } from "./cleanup";
+import { runSweepBench } from "./sweep";
 import { burst } from "./burst";
 import { cpuProbe } from "./cpu";
 import { drive, type Load } from "./measure";
@@ -41,9 +43,12 @@ const { values } = parseArgs({
     "no-admin": { type: "boolean", default: false },
     /** Skip expiry under load (about 10 s). */
     "no-cleanup": { type: "boolean", default: false },
+    /** Only the expiry sweep at scale: --sweep-keys expired keys deleted while eight writers run. */
+    sweep: { type: "boolean", default: false },
+    "sweep-keys": { type: "string", default: "1000000" },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "sweep">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -79,6 +84,10 @@ async function main() {
 
     const results: TransportResult[] = [];
     const local = inProcess(tenantWithToken);
+    if (values.sweep) {
+      process.stdout.write(`PostgreSQL ${version} (${env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores\n`);
+      return await runSweepBench(sql, local, load, positive("sweep-keys"));
+    }
     const stored = await storeKeys(local, positive("replay-keys"), load.concurrency);
     for (const make of [async () => local, () => overHttp(tenantWithToken, load.concurrency)]) {
       const t = await make();

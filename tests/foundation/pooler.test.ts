@@ -10,11 +10,16 @@
 import { once } from "node:events";
 import { rmSync } from "node:fs";
 import path from "node:path";
+import { drizzle } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import { scratchClusterParent } from "../../db/cluster-home";
 import { closeDatabase, database, openDatabase } from "../../db/client";
+import * as schema from "../../db/schema";
+import { schemaBehind } from "../../db/migrate";
 import { pgBouncerBinary, startPgBouncer, type RunningPgBouncer } from "../../db/pgbouncer";
+import { CATALOG, seedDemo } from "../../db/seed";
 import { createContextInner } from "../../server/context";
 import { createIdempotencyProcedures } from "../../server/idempotency";
 import { completeDueKeys } from "../../server/keys/completer";
@@ -79,6 +84,24 @@ describe.skipIf(!installed)(`through PgBouncer in transaction mode, pool_size ${
     const distinct = new Set(pids.map(([row]) => row!.pid));
     expect(distinct.size).toBeGreaterThan(0);
     expect(distinct.size).toBeLessThanOrEqual(POOL_SIZE);
+  });
+
+  it("eight instances starting at once through it: the schema check and the demo seed all succeed, the catalog once", async () => {
+    const starts = Array.from({ length: 8 }, () => postgres(bouncer.url, { max: 1, prepare: false, onnotice: () => {} }));
+    try {
+      const ready = barrier(starts.length);
+      await Promise.all(
+        starts.map(async (sql) => {
+          await ready();
+          expect(await schemaBehind(sql)).toBe(false);
+          await seedDemo(drizzle({ client: sql, schema }));
+        }),
+      );
+    } finally {
+      await Promise.all(starts.map((sql) => sql.end()));
+    }
+    const [row] = await database().sql<{ n: number }[]>`select count(*)::int as n from products where sku in ${database().sql(CATALOG.map((p) => p.sku))}`;
+    expect(row!.n).toBe(CATALOG.length);
   });
 
   it.each(["/t/atomic", "/t/recoverable"] as const)("%s: 20 duplicates of each of 25 fresh keys at once run each key exactly once", async (route) => {
