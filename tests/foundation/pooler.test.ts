@@ -18,6 +18,7 @@ import { scratchClusterParent } from "../../db/cluster-home";
 import { closeDatabase, database, openDatabase } from "../../db/client";
 import * as schema from "../../db/schema";
 import { schemaBehind } from "../../db/migrate";
+import { startDatabaseMonitor } from "../../db/monitor";
 import { pgBouncerBinary, startPgBouncer, type RunningPgBouncer } from "../../db/pgbouncer";
 import { CATALOG, seedDemo } from "../../db/seed";
 import { createContextInner } from "../../server/context";
@@ -102,6 +103,20 @@ describe.skipIf(!installed)(`through PgBouncer in transaction mode, pool_size ${
     }
     const [row] = await database().sql<{ n: number }[]>`select count(*)::int as n from products where sku in ${database().sql(CATALOG.map((p) => p.sku))}`;
     expect(row!.n).toBe(CATALOG.length);
+  });
+
+  it("the health monitor's probe says up all along while every server session is busy with others", async () => {
+    const changes: boolean[] = [];
+    const monitor = startDatabaseMonitor({ url: bouncer.url, onChange: (up) => changes.push(up), everyMs: 20 });
+    try {
+      // Load that takes the server sessions in turn, so the probe's statements land on different ones.
+      for (let round = 0; round < 40; round++) {
+        await Promise.all(Array.from({ length: APP_CONNECTIONS }, (_, i) => database().sql`select pg_sleep(${(i % 3) / 1000})`));
+      }
+    } finally {
+      await monitor.stop();
+    }
+    expect(changes).toEqual([]);
   });
 
   it.each(["/t/atomic", "/t/recoverable"] as const)("%s: 20 duplicates of each of 25 fresh keys at once run each key exactly once", async (route) => {
