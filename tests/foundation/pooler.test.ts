@@ -46,7 +46,8 @@ const pooledEnv = () => ({ DATABASE_URL: bouncer.url, DATABASE_POOLED: "true", M
 
 /** A runtime whose transactions give up their lock after 300 ms idle: the net for an abandoned transaction, made short. */
 const impatient = createIdempotencyProcedures({ ...idempotencyRuntime, limits: { ...idempotencyRuntime.limits, idleInTransactionTimeoutMs: 300 } });
-const parked = new Map<string, Promise<void>>();
+/** By tag: the first attempt says it is parked, then waits for `hold`. */
+const parked = new Map<string, { entered: () => void; hold: Promise<void> }>();
 const abandonRouter = router({
   abandoned: tenantProcedure
     .meta({ idempotent: true, rest: { method: "POST", path: "/t/abandoned", status: 201, summary: "test", tags: ["test"] } })
@@ -55,7 +56,9 @@ const abandonRouter = router({
     .mutation(async ({ ctx, input }) => {
       const [row] = await ctx.idempotency.tx.insert(effects).values({ tenantId: ctx.tenant.id, key: ctx.idempotency.key, note: input.tag, amount: 1 }).returning();
       // The first attempt stops here with its transaction open, as a frozen process would.
-      await parked.get(input.tag);
+      const park = parked.get(input.tag);
+      park?.entered();
+      await park?.hold;
       return { id: row!.id };
     }),
 });
@@ -156,14 +159,17 @@ describe.skipIf(!installed)(`through PgBouncer in transaction mode, pool_size ${
   it("a transaction left open ends on the server (idle_in_transaction_session_timeout set in it): the retry takes the key, once", { timeout: 30_000 }, async () => {
     const key = uniqueKey("abandoned");
     let wake!: () => void;
-    parked.set(key, new Promise<void>((r) => (wake = r)));
+    let entered!: () => void;
+    const parkedNow = new Promise<void>((r) => (entered = r));
+    parked.set(key, { entered, hold: new Promise<void>((r) => (wake = r)) });
     const first = (await abandonCaller(key)).abandoned({ tag: key }).then(
       () => "committed",
       () => "failed",
     );
-    // Wait until the first attempt's business row is written inside its open transaction, then longer than its 300 ms.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The first attempt's business row is written inside its open transaction; then it idles longer than its 300 ms.
+    await parkedNow;
     parked.delete(key);
+    await new Promise((r) => setTimeout(r, 1_000));
     const retry = await (await abandonCaller(key)).abandoned({ tag: key });
     wake();
     expect(await first).toBe("failed");
