@@ -8,7 +8,8 @@
  * Options: --seconds (measured time per run, 2), --warmup (seconds before
  * it, 0.5), --rounds (3), --concurrency (16), --replay-keys (2000),
  * --burst-keys (30), --burst-callers (20). `--cluster [--instances N]`
- * measures the scaled-out topology instead (bench/cluster.ts).
+ * measures the scaled-out topology instead (bench/cluster.ts); `--sweep`
+ * only the expiry sweep at scale (bench/sweep.ts; --sweep-keys, 1,000,000).
  */
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -23,6 +24,7 @@ import { createFreshDatabase } from "../tests/support/database";
 import { runAdminBench } from "./admin";
 import { runCleanupBench } from "./cleanup";
 import { runClusterBench } from "./cluster";
+import { runSweepBench } from "./sweep";
 import { burst } from "./burst";
 import { cpuProbe } from "./cpu";
 import { drive, type Load } from "./measure";
@@ -46,9 +48,12 @@ const { values } = parseArgs({
     /** HAProxy + PgBouncer with 1 and N instances against one direct instance, instead of the rest. */
     cluster: { type: "boolean", default: false },
     instances: { type: "string", default: "2" },
+    /** Only the expiry sweep at scale: --sweep-keys expired keys deleted while eight writers run. */
+    sweep: { type: "boolean", default: false },
+    "sweep-keys": { type: "string", default: "1000000" },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -88,6 +93,10 @@ async function main() {
 
     const results: TransportResult[] = [];
     const local = inProcess(tenantWithToken);
+    if (values.sweep) {
+      process.stdout.write(`PostgreSQL ${version} (${env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores\n`);
+      return await runSweepBench(sql, local, load, positive("sweep-keys"));
+    }
     const stored = await storeKeys(local, positive("replay-keys"), load.concurrency);
     for (const make of [async () => local, () => overHttp(tenantWithToken, load.concurrency)]) {
       const t = await make();

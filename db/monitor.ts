@@ -5,6 +5,7 @@
  * cluster to `revive`.
  */
 import postgres from "postgres";
+import { env } from "../server/env";
 import { reconnectBackoff } from "./client";
 
 export type MonitorOptions = {
@@ -18,7 +19,9 @@ const PROBE_TIMEOUT_MS = 3000;
 
 /** `stop` resolves once a check in flight (a revive included) has finished, so nothing starts after it. */
 export function startDatabaseMonitor({ url, onChange, revive, everyMs = 1000 }: MonitorOptions): { stop: () => Promise<void> } {
-  const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: PROBE_TIMEOUT_MS / 1000, backoff: reconnectBackoff });
+  // Behind a transaction pooler the probe's statement would be prepared on one server session and
+  // looked up on another (postgres-js re-prepares it then, a wasted round trip): unnamed, as the pool's.
+  const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: PROBE_TIMEOUT_MS / 1000, backoff: reconnectBackoff, prepare: !env.DATABASE_POOLED });
   let up = true;
   let checking: Promise<void> | undefined;
   const check = async () => {

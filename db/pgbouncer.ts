@@ -32,7 +32,13 @@ export type PgBouncerOptions = {
    * idle_in_transaction_session_timeout; default 60.
    */
   idleTransactionTimeoutS?: number;
-  /** Seconds a query may wait for a server connection before its client is dropped (query_wait_timeout); default 120, PgBouncer's own. */
+  /**
+   * Seconds a query may wait for a server connection before PgBouncer drops
+   * its client (query_wait_timeout); default 10. PgBouncer queues a query
+   * while PostgreSQL is away instead of failing it, so with its own default
+   * (120 s) a request caught by an outage hangs for two minutes; dropped, the
+   * app answers 503 with Retry-After, as it does without a pooler.
+   */
   queryWaitTimeoutS?: number;
   binary?: string;
 };
@@ -98,7 +104,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
       `auth_file = ${userlist}`,
       `admin_users = ${user}`,
       `idle_transaction_timeout = ${options.idleTransactionTimeoutS ?? 60}`,
-      `query_wait_timeout = ${options.queryWaitTimeoutS ?? 120}`,
+      `query_wait_timeout = ${options.queryWaitTimeoutS ?? 10}`,
       // After PostgreSQL comes back, the next login is tried within a second, not PgBouncer's default 15 s.
       "server_login_retry = 1",
       "log_connections = 0",

@@ -127,7 +127,9 @@ export async function acquire<T>(
         first = false;
         // A completed key is immutable until it expires: its replay (and a
         // mismatch) needs no lock and no transaction, only the row. Read on the
-        // connection the lock would take, so a first attempt stays on one backend.
+        // connection the lock would take, so a first attempt holds one connection
+        // of the pool (behind a transaction pooler, not one server session:
+        // nothing here needs the same one).
         const seen = store.loaded(await store.load(t.conn, a));
         const early = decide(seen, a.fingerprint);
         if (early === Decision.Replay) return { kind: "replay", row: seen! };

@@ -45,7 +45,8 @@ describe("npm run tenant -- create <name>", () => {
     const dir = scratchClusterParent("cli");
     const env = { EMBEDDED_PG_DIR: path.join(dir, "pg"), EMBEDDED_PG_PORT: String(await freePort()) };
     const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-    delete childEnv.DATABASE_URL;
+    // Embedded PostgreSQL has no pooler in front, whatever the run's own database is.
+    for (const name of ["DATABASE_URL", "DATABASE_POOLED", "MIGRATE_ON_START"]) delete childEnv[name];
     try {
       // Nothing runs yet: the CLI starts the cluster, creates the tenant, and stops it again.
       const first = await run(process.execPath, ["--import", "tsx", "scripts/tenant.ts", "create", "Embedded"], { env: { ...childEnv, LOG_LEVEL: "silent" } });

@@ -4,11 +4,10 @@
  * recovery point that a retry resumes after the lease. A stalled holder that
  * wakes up after being taken over can neither write a phase nor complete.
  */
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { TRPCError } from "@trpc/server";
-import { beforeAll, describe, expect, inject, it } from "vitest";
-import { caller, downstreamCalls, eagerEvents, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
+import { beforeAll, describe, expect, it } from "vitest";
+import { caller, downstreamCalls, eagerEvents, effectsFor, ensureEffectsTable, holderThatHangs, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -16,28 +15,10 @@ beforeAll(async () => {
   tenant = await newTenant("crashes");
 });
 
-/** Starts a holder in its own process and resolves once it is parked at `point`. */
-async function holderThatHangs(procedure: "atomic" | "recoverable", key: string, point: string, leaseMs: number) {
-  const child = spawn(process.execPath, ["--import", "tsx", "tests/idempotency/crash-child.ts", procedure, tenant.id, key, point], {
-    env: { ...process.env, DATABASE_URL: inject("databaseUrl"), IDEMPOTENCY_LEASE_MS: String(leaseMs), LOG_LEVEL: "silent" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout.setEncoding("utf8");
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (chunk: string) => {
-      out += chunk;
-      if (out.includes("holding")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`holder exited early (${code})`)));
-  });
-  return child;
-}
-
 describe("a holder killed with SIGKILL", () => {
   it("atomic: business writes and the key vanish together; the retry runs once", async () => {
     const key = uniqueKey("killed-atomic");
-    const child = await holderThatHangs("atomic", key, "after-write", 30_000);
+    const child = await holderThatHangs(tenant, "atomic", key, "after-write", 30_000);
     // The business row exists inside the holder's open transaction only.
     expect(await effectsFor(tenant.id, key)).toHaveLength(0);
     child.kill("SIGKILL");
@@ -51,7 +32,7 @@ describe("a holder killed with SIGKILL", () => {
 
   it("recoverable: after the lease a retry takes over, resumes after the committed phase and finishes once", async () => {
     const key = uniqueKey("killed-recoverable");
-    const child = await holderThatHangs("recoverable", key, "between", 1_000);
+    const child = await holderThatHangs(tenant, "recoverable", key, "between", 1_000);
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", recovery_point: "recorded", lease_expired: false });
     child.kill("SIGKILL");
     await once(child, "exit");

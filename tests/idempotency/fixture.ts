@@ -3,8 +3,10 @@
  * to `test_effects`, so a test can count executions in the database. Hooks
  * let a test hold a handler at a chosen point (a barrier, a stall, a crash).
  */
+import { spawn } from "node:child_process";
 import { sql } from "drizzle-orm";
 import { integer, pgTable, serial, text, timestamp } from "drizzle-orm/pg-core";
+import { inject } from "vitest";
 import { z } from "zod";
 import { database } from "../../db/client";
 import { createContextInner } from "../../server/context";
@@ -176,4 +178,26 @@ export const uniqueKey = (label = "k") => `${label}-${crypto.randomUUID()}`;
 export async function count(query: Promise<{ count: number }[]>): Promise<number> {
   const [row] = await query;
   return row?.count ?? 0;
+}
+
+/**
+ * Starts a holder in its own process (crash-child.ts) and resolves once it is
+ * parked at `point`, for the test to kill. `env` overrides the database it
+ * uses (the run's, by default).
+ */
+export async function holderThatHangs(tenant: TestTenant, procedure: "atomic" | "recoverable", key: string, point: string, leaseMs: number, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", "tests/idempotency/crash-child.ts", procedure, tenant.id, key, point], {
+    env: { ...process.env, DATABASE_URL: inject("databaseUrl"), IDEMPOTENCY_LEASE_MS: String(leaseMs), LOG_LEVEL: "silent", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.setEncoding("utf8");
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: string) => {
+      out += chunk;
+      if (out.includes("holding")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`holder exited early (${code})`)));
+  });
+  return child;
 }

@@ -4,14 +4,23 @@
  * them: an instance started while the database is down waits and answers
  * 503, then serves as soon as the database is back; a running instance
  * under load answers 503 (never 500, never a hang) through an outage, and
- * every payment still happens exactly once.
+ * every payment still happens exactly once. The running instance is tried
+ * twice: on PostgreSQL directly, and through a PgBouncer in transaction mode
+ * (when installed), whose client connections stay open while the database
+ * behind it goes away and comes back.
  */
+import { rmSync } from "node:fs";
+import path from "node:path";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { scratchClusterParent } from "../../db/cluster-home";
+import { runMigrations } from "../../db/migrate";
+import { pgBouncerBinary, startPgBouncer, type RunningPgBouncer } from "../../db/pgbouncer";
 import * as schema from "../../db/schema";
 import { chargeListSchema } from "../../server/psp/schemas";
 import { reconcile } from "../../server/reconcile/reconcile";
+import { freePort } from "../support/database";
 import { ensureBuild, health, sleep, spawnServer, tenantOn, throwawayCluster, waitFor, type Server } from "./support";
 
 beforeAll(() => ensureBuild(() => undefined), 600_000);
@@ -68,24 +77,39 @@ describe("start-up waits for the database", () => {
   });
 });
 
-describe("a running instance rides out an outage", () => {
+const routes = pgBouncerBinary() ? (["directly", "through PgBouncer"] as const) : (["directly"] as const);
+
+describe.each(routes)("a running instance rides out an outage (%s)", (route) => {
   const CLIENTS = 8;
   const PAYMENTS_PER_CLIENT = 4;
   const CLIENT_TIMEOUT_MS = 30_000;
   const CLIENTS_DONE_AFTER_RETURN_MS = 60_000;
   let cluster: Awaited<ReturnType<typeof throwawayCluster>>;
   let server: Server;
+  let bouncer: RunningPgBouncer | undefined;
+  let scratch: string | undefined;
 
   beforeAll(async () => {
     cluster = await throwawayCluster("outage");
     // A short lease: a key whose holder lost the database mid-request is taken over by a retry soon.
-    server = await spawnServer({ DATABASE_URL: cluster.url, IDEMPOTENCY_LEASE_MS: "2000" });
+    const lease = { IDEMPOTENCY_LEASE_MS: "2000" };
+    if (route === "directly") {
+      server = await spawnServer({ DATABASE_URL: cluster.url, ...lease });
+    } else {
+      // As a deployment does it: migrations straight to PostgreSQL, the instance through the pooler.
+      await runMigrations(cluster.url);
+      scratch = scratchClusterParent("pgbouncer");
+      bouncer = await startPgBouncer({ upstreamUrl: cluster.url, port: await freePort(), runDir: path.join(scratch, "run"), poolSize: 5 });
+      server = await spawnServer({ DATABASE_URL: bouncer.url, DATABASE_POOLED: "true", MIGRATE_ON_START: "false", ...lease });
+    }
     await waitFor("the instance to serve", () => serving(server));
   }, 180_000);
 
   afterAll(async () => {
     await server?.stop();
+    await bouncer?.stop();
     await cluster?.dispose();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   it("answers 503 while PostgreSQL is stopped under load; afterwards every key ran once, charged once, ledger balanced, reconcile clean", async () => {
@@ -147,7 +171,7 @@ describe("a running instance rides out an outage", () => {
       await cluster.start();
       const back = Date.now();
       await waitFor("the instance to serve again", () => serving(server));
-      report(`outage of ${outageMs} ms: database back -> instance serving in ${Date.now() - back} ms`);
+      report(`outage of ${outageMs} ms (${route}): database back -> instance serving in ${Date.now() - back} ms`);
     }
     // After the database's last return every client is answered promptly: a
     // key held by a transaction nobody ends would otherwise be refused (409)
@@ -178,7 +202,7 @@ describe("a running instance rides out an outage", () => {
     expect(seen.statuses.get(500) ?? 0).toBe(0);
     expect(seen.timeouts).toBe(0);
     expect(finished.sort()).toEqual([...keys].sort());
-    report(`outage: answers ${JSON.stringify(Object.fromEntries(seen.statuses))}, network errors ${seen.networkErrors}`);
+    report(`outage (${route}): answers ${JSON.stringify(Object.fromEntries(seen.statuses))}, network errors ${seen.networkErrors}`);
 
     const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
     try {

@@ -67,7 +67,9 @@ function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv
 export async function spawnServer(extra: Record<string, string | undefined>, command?: string[]): Promise<Server> {
   const port = Number(extra.PORT ?? (await freePort()));
   const args = command ?? [bin("next"), "start", "-H", "127.0.0.1", "-p", String(port)];
-  const child = spawn(args[0]!, args.slice(1), { cwd: projectRoot, env: serverEnv({ PORT: String(port), ...extra }), stdio: ["ignore", "pipe", "pipe"] });
+  // A run through a pooler (DATABASE_POOLED=true) is the tests' own; a server on a cluster of its own starts as by default unless told.
+  const env = serverEnv({ DATABASE_POOLED: undefined, MIGRATE_ON_START: undefined, PORT: String(port), ...extra });
+  const child = spawn(args[0]!, args.slice(1), { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (output += c.toString()));

@@ -1,0 +1,63 @@
+/**
+ * `npm run bench -- --sweep`: what the expiry sweep costs at scale. One
+ * million expired keys, then eight writers (the wrapped mutation,
+ * in-process) for a window alone and then for as long as `deleteExpiredKeys`
+ * takes to delete all of them in its throttled batches. Prints the sweep's
+ * rate and the writers' throughput and p99 with and without it.
+ */
+import type { Sql } from "postgres";
+import { deleteExpiredKeys } from "../server/keys/runtime";
+import { drive, median, percentile, type Load } from "./measure";
+import { inputFor } from "./scenarios";
+import type { Transport } from "./transports";
+
+const WRITERS = 8;
+const WINDOW_MS = 2000;
+
+async function seedExpired(sql: Sql, count: number) {
+  // In slices: one statement of a million rows would hold a long transaction for nothing.
+  for (let from = 1; from <= count; from += 100_000) {
+    await sql`
+      insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, response_status, response_body, created_at, expires_at)
+      select 'ten_expired', 'sweep-' || g, 'bench.wrapped', 'f', 'r', 'completed', 201, '{}', now() - interval '25 hours', now() - interval '1 hour'
+      from generate_series(${from}::int, ${Math.min(from + 99_999, count)}::int) g`;
+  }
+  await sql`analyze idempotency_keys`;
+}
+
+export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired: number): Promise<void> {
+  const load: Load = { ...base, concurrency: WRITERS, durationMs: WINDOW_MS };
+  const window = (label: string, round: number) => drive(async (n) => void (await t.wrapped(`sweep-${label}-${round}-${n}-${Date.now()}`, inputFor(n))), load);
+  const seeding = performance.now();
+  await seedExpired(sql, expired);
+  process.stdout.write(`\nExpiry sweep at scale: ${expired.toLocaleString("en")} expired keys seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s\n`);
+
+  const alone = [];
+  for (let round = 0; round < 5; round++) alone.push(await window("alone", round));
+
+  const started = performance.now();
+  let cleanupMs: number | undefined;
+  let deleted = 0;
+  const cleanup = deleteExpiredKeys().then((n) => {
+    deleted = n;
+    cleanupMs = performance.now() - started;
+  });
+  const during = [];
+  for (let round = 0; cleanupMs === undefined; round++) during.push(await window("during", round));
+  await cleanup;
+
+  const line = (label: string, windows: Awaited<ReturnType<typeof window>>[]) => {
+    const p99s = windows.map((w) => w.p99).sort((a, b) => a - b);
+    return (
+      `${label.padEnd(18)} ${median(windows.map((w) => w.opsPerSec)).toFixed(0).padStart(6)} ops/s   ` +
+      `p99 ${median(p99s).toFixed(1).padStart(7)} ms median of ${windows.length} windows, ${percentile(p99s, 100).toFixed(1).padStart(7)} ms worst`
+    );
+  };
+  process.stdout.write(
+    `sweep: ${deleted.toLocaleString("en")} keys deleted in ${((cleanupMs ?? 0) / 1000).toFixed(1)} s = ` +
+      `${(deleted / ((cleanupMs ?? 1) / 1000)).toFixed(0)} rows/s while ${WRITERS} writers ran\n` +
+      `${line("writers alone", alone)}\n${line("writers + sweep", during)}\n` +
+      `ratio ${(median(during.map((w) => w.opsPerSec)) / median(alone.map((w) => w.opsPerSec))).toFixed(2)} (throughput), ` +
+      `${(median(during.map((w) => w.p99)) / median(alone.map((w) => w.p99))).toFixed(2)} (median p99)\n`,
+  );
+}
