@@ -11,6 +11,7 @@ import type { Sql } from "postgres";
 import { expect, test as base, type E2eTenant } from "../fixtures";
 import { AdminKeyPage, AdminPage } from "../pages/admin-page";
 import { expectNoAxeViolations } from "../support/axe";
+import { chargedButUnrecorded } from "../support/lab-crash";
 
 const test = base.extend<{ admin: AdminPage; keyPage: AdminKeyPage }>({
   admin: async ({ page }, provide) => {
@@ -100,30 +101,22 @@ test("a checkout's key shows as completed with its hash, ledger entries and char
 });
 
 test("a worker stopped dead right after the provider charged: the key page reads 'charged at the provider, not recorded yet' until a retry records it", async ({ admin, keyPage, page, db }) => {
-  // The lab's crash simulation (demo mode): the charge happens, then the request's worker stops, its lease cut to 2 s.
-  const lab = page.request;
-  const started = await lab.post("/api/trpc/lab.start", { data: { scenario: "crash-after-charge", target: "protected" } });
-  const { runId, key, destination } = ((await started.json()) as { result: { data: { runId: string; key: string; destination: string } } }).result.data;
-  const [product] = await db<{ sku: string }[]>`select sku from products order by price_minor, sku limit 1`;
-  const checkout = (timeout: number) =>
-    lab.post("/api/trpc/checkout.pay", { data: { items: [{ sku: product!.sku, quantity: 1 }], destination }, headers: { "Lab-Run": runId, "Idempotency-Key": key }, timeout });
-  await expect(checkout(1_500)).rejects.toThrow(/Timeout/);
-  const [paid] = await db<{ tenant_id: string; id: string }[]>`select tenant_id, id from payments where idempotency_key = ${key}`;
-
-  await admin.goto({ tenant: paid!.tenant_id });
+  const paid = await chargedButUnrecorded(page.request, db);
+  await admin.goto({ tenant: paid.tenantId });
   await admin.signIn();
   await expect(admin.heading).toBeVisible();
-  await keyPage.goto(paid!.tenant_id, key);
+  await keyPage.goto(paid.tenantId, paid.key);
   const standing = keyPage.chargesTable.getByTestId("payment-standing");
+  await expect(standing).toHaveAttribute("data-standing", "charged_unrecorded");
   await expect(standing).toContainText("charged at the provider, not recorded yet");
   await expect(standing).toContainText("the completer or a retry with this key will record it");
   await expectNoAxeViolations(page);
 
   // After the lease, the retry takes the key over and records the provider's one charge.
-  await expect.poll(async () => (await checkout(15_000)).status(), { timeout: 20_000, intervals: [1_000] }).toBe(200);
-  await expect(standing).toHaveText(/^charged/, REFRESH);
-  await expect(standing).not.toContainText("not recorded");
-  const [payment] = await db<{ psp_charge_id: string }[]>`select psp_charge_id from payments where id = ${paid!.id}`;
+  await expect.poll(async () => (await paid.retry()).status(), { timeout: 20_000, intervals: [1_000] }).toBe(200);
+  await expect(standing).toHaveAttribute("data-standing", "charged", REFRESH);
+  await expect(standing).toContainText("charged and recorded");
+  const [payment] = await db<{ psp_charge_id: string }[]>`select psp_charge_id from payments where id = ${paid.paymentId}`;
   await expect(keyPage.chargesTable).toContainText(payment!.psp_charge_id);
 });
 
