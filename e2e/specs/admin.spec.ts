@@ -101,6 +101,8 @@ test("a checkout's key shows as completed with its hash, ledger entries and char
 });
 
 test("a worker stopped dead right after the provider charged: the key page reads 'charged at the provider, not recorded yet' until a retry records it", async ({ admin, keyPage, page, db }) => {
+  // The lease (2 s) must run out before the retry, and the dashboard refreshes every 5 s; axe runs once.
+  test.setTimeout(90_000);
   const paid = await chargedButUnrecorded(page.request, db);
   await admin.goto({ tenant: paid.tenantId });
   await admin.signIn();
@@ -217,6 +219,8 @@ test("filters, search and sort live in the URL and survive a reload", async ({ a
 });
 
 test("has no accessibility violations signed out, on the dashboard and on a key", async ({ admin, keyPage, api, tenant }) => {
+  // Three full axe runs (each several seconds on a busy machine) in one test.
+  test.setTimeout(90_000);
   // Slashes, percent signs, ? and # are legal in a key and must survive the key page's URL.
   const key = `${newKey("axe")}/50%?#x`;
   expect((await pay(api, key)).status()).toBe(201);

@@ -156,6 +156,16 @@ for (const scenario of SCENARIOS) {
     for (const step of scenario.naiveSteps) expect(naiveSteps).toContainEqual(expect.stringMatching(step));
     const times = (await lab.side("protected").getByRole("table").getByRole("row").evaluateAll((trs) => trs.slice(1).map((tr) => Number(tr.querySelector("td")?.textContent)))) as number[];
     expect(times).toEqual([...times].sort((a, b) => a - b));
+
+    // Each recorded step is shown: as many rows (and arrows) as the run has steps in the database, in the same order.
+    const recorded = async (runId: string) =>
+      (await db<{ step: string }[]>`select from_lane || ' → ' || to_lane || ': ' || label as step from lab_steps where run_id = ${runId} order by at_ms, seq, id`).map((r) => r.step);
+    expect(protectedSteps).toEqual(await recorded(key.slice("lab-".length)));
+    const [naiveRun] = await db<{ id: string }[]>`select id from lab_runs where naive_payment_ids && ${naiveIds}::text[]`;
+    expect(naiveSteps).toEqual(await recorded(naiveRun!.id));
+    for (const side of ["protected", "naive"] as const) {
+      await expect(lab.side(side).getByRole("img")).toHaveAttribute("aria-label", new RegExp(`sequence diagram, ${(await lab.steps(side)).length} steps;`));
+    }
   });
 }
 
