@@ -8,11 +8,12 @@ import { test as base, expect, type APIRequestContext } from "@playwright/test";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres, { type Sql } from "postgres";
 import * as schema from "../db/schema";
+import { chargeListSchema, type ChargeWithRefunds } from "../server/psp/schemas";
 import { createTenant } from "../server/tenants/service";
 import { DocsPage } from "./pages/docs-page";
 import { HomePage } from "./pages/home-page";
 import { readCatalog, withCatalogLock, type CatalogProduct } from "./support/catalog";
-import { DATABASE_URL_FILE } from "./support/settings";
+import { DATABASE_URL_FILE, PSP_URL_FILE } from "./support/settings";
 
 export type E2eTenant = { id: string; name: string; token: string };
 
@@ -41,6 +42,8 @@ type TestFixtures = {
 type WorkerFixtures = {
   /** The database the app under test runs on (see e2e/serve.ts). */
   db: Sql;
+  /** The provider stand-in the app under test charges: its own record of charges. */
+  provider: { charges(): Promise<ChargeWithRefunds[]> };
 };
 
 // The second parameter is Playwright's `use`, named `provide` here because
@@ -53,6 +56,21 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       const client = postgres(readFileSync(DATABASE_URL_FILE, "utf8").trim(), { max: 4, onnotice: () => {} });
       await provide(client);
       await client.end({ timeout: 5 });
+    },
+    { scope: "worker" },
+  ],
+
+  provider: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, provide) => {
+      const url = readFileSync(PSP_URL_FILE, "utf8").trim();
+      await provide({
+        async charges() {
+          const res = await fetch(`${url}/charges`);
+          expect(res.status).toBe(200);
+          return chargeListSchema.parse(await res.json()).data;
+        },
+      });
     },
     { scope: "worker" },
   ],

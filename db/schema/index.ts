@@ -5,3 +5,4 @@ export * from "../../server/idempotency/schema";
 export * from "./events";
 export * from "./payments";
 export * from "./admin";
+export * from "./lab";

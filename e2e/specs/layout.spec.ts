@@ -8,10 +8,11 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test } from "../fixtures";
-import { AdminPage } from "../pages/admin-page";
+import { AdminKeyPage, AdminPage } from "../pages/admin-page";
 import { CheckoutPage } from "../pages/checkout-page";
 import { LabPage } from "../pages/lab-page";
-import { expectNoSeriousViolations } from "../support/axe";
+import { expectNoAxeViolations } from "../support/axe";
+import { chargedButUnrecorded } from "../support/lab-crash";
 
 test.use({ viewport: { width: 1280, height: 900 } });
 
@@ -52,12 +53,12 @@ test("the sign-in page says where the demo password is documented (demo mode)", 
   await expect(page.getByRole("note")).toContainText("documented in the README under “The admin dashboard”");
 });
 
-test("the checkout has no serious or critical accessibility violations", async ({ page }) => {
+test("the checkout has no accessibility violations", async ({ page }) => {
   const checkout = new CheckoutPage(page);
   await checkout.goto();
   await checkout.add("Sticker pack");
   await expect(checkout.key).toBeVisible();
-  await expectNoSeriousViolations(page);
+  await expectNoAxeViolations(page);
   await screenshot(page, "checkout");
 });
 
@@ -73,4 +74,17 @@ test("screenshots of the lab: a protected run next to the unprotected twin", asy
     await expect(lab.status).toHaveText(/^Finished/, { timeout: 90_000 });
     await screenshot(page, name);
   }
+});
+
+test("screenshot of a key page: a payment the provider charged before the worker stopped", async ({ page, db }) => {
+  test.skip(process.env.UPDATE_SCREENSHOTS !== "1", "only when the README's screenshots are being updated");
+  const paid = await chargedButUnrecorded(page.request, db);
+  const admin = new AdminPage(page);
+  await admin.goto({ tenant: paid.tenantId });
+  await admin.signIn();
+  await expect(admin.heading).toBeVisible();
+  const keyPage = new AdminKeyPage(page);
+  await keyPage.goto(paid.tenantId, paid.key);
+  await expect(keyPage.chargesTable.getByTestId("payment-standing")).toContainText("charged at the provider, not recorded yet");
+  await screenshot(page, "admin-key-charged-unrecorded");
 });

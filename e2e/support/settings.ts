@@ -18,3 +18,6 @@ export const STATE_DIR = path.join(import.meta.dirname, "..", ".state");
  * never read each other's database.
  */
 export const DATABASE_URL_FILE = path.join(STATE_DIR, `database-url-${E2E_PORT}`);
+
+/** The provider stand-in's URL for the run's app, written beside the database's, so specs can count charges at the provider itself. */
+export const PSP_URL_FILE = path.join(STATE_DIR, `psp-url-${E2E_PORT}`);

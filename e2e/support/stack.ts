@@ -9,7 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import path from "node:path";
 import { createFreshDatabase, freePort } from "../../tests/support/database";
-import { DATABASE_URL_FILE, E2E_PORT, STATE_DIR } from "./settings";
+import { DATABASE_URL_FILE, E2E_PORT, PSP_URL_FILE, STATE_DIR } from "./settings";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
@@ -44,6 +44,8 @@ async function main(): Promise<number> {
     if (stopping) return 0;
     mkdirSync(STATE_DIR, { recursive: true });
     writeFileSync(DATABASE_URL_FILE, database.url);
+    const pspPort = await freePort();
+    writeFileSync(PSP_URL_FILE, `http://127.0.0.1:${pspPort}`);
     app = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
       cwd: root,
       // Its own group, so one signal reaches a `next build` as well as the server.
@@ -51,12 +53,15 @@ async function main(): Promise<number> {
       stdio: ["ignore", "inherit", "inherit"],
       // A provider stand-in of its own: never one a developer's server (or another run) left on 4010.
       // No completer here: these specs retry stale keys themselves; completer.spec.ts runs a server with one.
-      env: { ...process.env, PORT: String(E2E_PORT), DATABASE_URL: database.url, PSP_PORT: String(await freePort()), COMPLETER_INTERVAL_MS: "0", LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" },
+      // No expiry sweep either: specs plant expired keys for the dashboard to show and purge, and a sweep
+      // coming round in between deleted them (seen: "Expired only" found 0 rows).
+      env: { ...process.env, PORT: String(E2E_PORT), DATABASE_URL: database.url, PSP_PORT: String(pspPort), COMPLETER_INTERVAL_MS: "0", IDEMPOTENCY_SWEEP_MS: "0", LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" },
     });
     const code = await exited(app);
     return stopping ? 0 : code;
   } finally {
     rmSync(DATABASE_URL_FILE, { force: true });
+    rmSync(PSP_URL_FILE, { force: true });
     await database.dispose();
   }
 }

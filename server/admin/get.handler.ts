@@ -4,12 +4,16 @@
  * response, its timeline (the key's events, the completer's attempts and
  * the operators' actions from the audit log, in time order), and what it
  * caused: the ledger entries tagged with it and the payments (with the
- * provider's charge id) created under it.
+ * provider's charge id) created under it, each with where it stands
+ * (payments/standing.ts): a payment still pending is looked up at the
+ * provider by the key's downstream key, read-only.
  */
 import type { Sql } from "postgres";
 import { NotFoundError } from "../errors";
 import { formatMinor } from "../money";
-import { iso } from "./key-state";
+import { psp } from "../payments/provider";
+import { isOpen, standingOf, type PaymentStanding } from "../payments/standing";
+import { downstreamKeyOf, generation, iso } from "./key-state";
 import type { KeyRefInput } from "./key-ref.schema";
 import { summaryColumns, toSummary, type KeySummary, type RawSummary } from "./list.handler";
 
@@ -35,6 +39,8 @@ export type TimelineEvent = {
   fence: number | null;
   status: number | null;
   recoveryPoint: string | null;
+  /** For "waited": how long the duplicate waited for the key. */
+  waitedMs: number | null;
   detail: Record<string, unknown> | null;
   at: string;
 };
@@ -50,7 +56,16 @@ export type CausedLedgerEntry = {
   orderId: string | null;
   createdAt: string;
 };
-export type CausedPayment = { id: string; status: string; amount: string; currency: string; destination: string; pspChargeId: string | null; createdAt: string };
+export type CausedPayment = {
+  id: string;
+  status: string;
+  amount: string;
+  currency: string;
+  destination: string;
+  pspChargeId: string | null;
+  createdAt: string;
+  standing: PaymentStanding;
+};
 
 type RawDetail = RawSummary & {
   request: string;
@@ -61,8 +76,9 @@ type RawDetail = RawSummary & {
   completer_error: string | null;
   completer_next_at: string | null;
   completer_gave_up_at: string | null;
+  generation: string;
 };
-type RawEvent = { id: number; type: string; fence: number | null; status: number | null; recoveryPoint: string | null; at: string };
+type RawEvent = { id: number; type: string; fence: number | null; status: number | null; recoveryPoint: string | null; waitedMs: number | null; at: string };
 type RawAudit = { id: number; action: string; detail: string; at: string };
 
 export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
@@ -72,11 +88,12 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
     q<RawDetail[]>`
       select ${summaryColumns(q, "k")}, k.request, k.response_body, k.recovery_data::text as recovery_data,
              ${iso(q, q`k.updated_at`)} as updated_at, ${iso(q, q`k.completed_at`)} as completed_at,
-             k.completer_error, ${iso(q, q`k.completer_next_at`)} as completer_next_at, ${iso(q, q`k.completer_gave_up_at`)} as completer_gave_up_at
+             k.completer_error, ${iso(q, q`k.completer_next_at`)} as completer_next_at, ${iso(q, q`k.completer_gave_up_at`)} as completer_gave_up_at,
+             ${generation(q, "k")} as generation
       from idempotency_keys k left join tenants t on t.id = k.tenant_id
       where k.tenant_id = ${tenantId} and k.key = ${key}`,
     q<RawEvent[]>`
-      select e.id::float8 as id, e.type, e.fence::float8 as fence, e.status, e.recovery_point as "recoveryPoint", ${iso(q, q`e.at`)} as at
+      select e.id::float8 as id, e.type, e.fence::float8 as fence, e.status, e.recovery_point as "recoveryPoint", e.waited_ms as "waitedMs", ${iso(q, q`e.at`)} as at
       from idempotency_events e where e.tenant_id = ${tenantId} and e.key = ${key}
       order by e.at, e.id limit ${TIMELINE_LIMIT}`,
     q<RawAudit[]>`
@@ -89,7 +106,7 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
              l.order_id as "orderId", ${iso(q, q`l.created_at`)} as "createdAt"
       from ledger_entries l where l.tenant_id = ${tenantId} and l.idempotency_key = ${key}
       order by l.created_at, l.transaction_id, l.direction desc, l.id`,
-    q<(Omit<CausedPayment, "amount"> & { amountMinor: number })[]>`
+    q<(Omit<CausedPayment, "amount" | "standing"> & { amountMinor: number })[]>`
       select p.id, p.status, p.amount_minor::float8 as "amountMinor", p.currency, p.destination, p.psp_charge_id as "pspChargeId",
              ${iso(q, q`p.created_at`)} as "createdAt"
       from payments p where p.tenant_id = ${tenantId} and p.idempotency_key = ${key}
@@ -107,7 +124,7 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
     completerNextAt: row.completer_next_at,
     completerGaveUpAt: row.completer_gave_up_at,
   };
-  const none = { fence: null, status: null, recoveryPoint: null, detail: null };
+  const none = { fence: null, status: null, recoveryPoint: null, waitedMs: null, detail: null };
   // Claimed and completed are on the key row itself (the event writer keeps only what the row cannot tell).
   const timeline: TimelineEvent[] = [{ ...none, id: "row-claimed", source: "key", type: "claimed", at: detail.createdAt }];
   if (detail.completedAt) {
@@ -116,11 +133,13 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
   }
   for (const e of events) timeline.push({ ...e, id: `event-${e.id}`, source: "key", detail: null });
   for (const a of audit) timeline.push({ ...none, id: `audit-${a.id}`, source: "operator", type: a.action, detail: JSON.parse(a.detail) as Record<string, unknown>, at: a.at });
+  // Only an open payment needs the provider, and one lookup answers for the key's charge.
+  const provider = payments.some(isOpen) ? await psp().lookupKey(downstreamKeyOf({ tenantId, key }, row.generation)) : undefined;
   return {
     key: detail,
     // Times are ISO with microseconds in UTC: as text they sort in time order. Equal times keep the order above.
     timeline: timeline.map((e, i) => [e, i] as const).sort(([a, i], [b, j]) => (a.at < b.at ? -1 : a.at > b.at ? 1 : i - j)).map(([e]) => e),
     ledger: ledger.map(({ amountMinor, ...entry }): CausedLedgerEntry => ({ ...entry, amount: formatMinor(amountMinor) })),
-    payments: payments.map(({ amountMinor, ...payment }): CausedPayment => ({ ...payment, amount: formatMinor(amountMinor) })),
+    payments: payments.map(({ amountMinor, ...payment }): CausedPayment => ({ ...payment, amount: formatMinor(amountMinor), standing: standingOf(payment, provider) })),
   };
 }

@@ -6,6 +6,8 @@
  *   to write under and where the work stands (recovery point and data);
  * - replay this stored result;
  * - or a refusal: mismatch (422), still in progress after the wait (409).
+ * A duplicate that had to wait for the key (its advisory lock, or a holder
+ * with a live lease) reports how long (`waited`) before what it then does.
  *
  * The lock is what makes the two flavours exclude each other on one key, and
  * it is transaction-scoped (pg_advisory_xact_lock), so it also holds behind a
@@ -81,21 +83,39 @@ export function refuse(a: Attempt, error: IdempotencyError): never {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Opens the key's transaction: BEGIN, its limits with the lock's wait budget
- * (`waitMs`) as lock_timeout, the advisory lock, the transaction's own
- * lock_timeout again, an optional savepoint (a rollback to it keeps the
- * lock), and the row, in one round trip. The row is read by its own
- * statement after the lock, so it sees what the previous holder committed.
+ * Opens the key's transaction: BEGIN with its limits (SET LOCAL), the
+ * advisory lock, an optional savepoint after it (a rollback to it keeps the
+ * lock), and the row. The lock is tried first, in the same round trip as
+ * the row, so an attempt nobody holds the key against costs what it always
+ * did. Only when another holds the lock does a second round trip wait for it
+ * (at most `waitMs`) and read the row again, and the wait is reported
+ * (`waited`, with its length). The row is read by its own statement after
+ * the lock, so it sees what the previous holder committed (a failed try's
+ * row is read again).
  */
 async function lockAndLoad(t: KeyTransaction, a: Attempt, savepoint: string | undefined): Promise<store.KeyRow | undefined> {
-  const setup = [
-    setLocalLimits(a.limits, a.waitMs),
-    `select pg_advisory_xact_lock(${lockId(a)})`,
-    a.waitMs === a.limits.lockTimeoutMs ? "" : setLocalLockTimeout(a.limits.lockTimeoutMs),
+  const id = lockId(a);
+  const [[tried], rows] = await t.begin(
+    setLocalLimits(a.limits),
+    t.conn<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${id}::int8) as locked`,
+    store.load(t.conn, a),
+    ...(savepoint ? [t.conn.unsafe(`savepoint ${savepoint}`)] : []),
+  );
+  if (tried?.locked) return store.loaded(rows);
+
+  const own = a.waitMs !== a.limits.lockTimeoutMs;
+  const wait = [
+    // The savepoint was taken before the lock: a rollback to it would let the lock go, so it is taken again after.
+    savepoint ? `release savepoint ${savepoint}` : "",
+    own ? setLocalLockTimeout(a.waitMs) : "",
+    `select pg_advisory_xact_lock(${id})`,
+    own ? setLocalLockTimeout(a.limits.lockTimeoutMs) : "",
     savepoint ? `savepoint ${savepoint}` : "",
   ].filter(Boolean);
-  const [rows] = await t.begin(setup.join("; "), store.load(t.conn, a));
-  return store.loaded(rows);
+  const waitedFrom = performance.now();
+  const [, reloaded] = await t.send(t.conn.unsafe(wait.join("; ")), store.load(t.conn, a));
+  a.event(E.Waited, { waitedMs: Math.round(performance.now() - waitedFrom) });
+  return store.loaded(reloaded);
 }
 
 /** Polls a holder with a live lease until it finishes, lets go, or the wait budget is spent (409). */
@@ -161,7 +181,9 @@ export async function acquire<T>(
     if (step?.kind === "owned" || step?.kind === "replay") return step;
     if (step?.kind === "wait") {
       // Outside the lock: the holder's own statements (renewal, phases) take no advisory lock, but a fresh claim would wait behind us.
+      const waitedFrom = performance.now();
       const settled = await waitForHolder(sql, a);
+      a.event(E.Waited, { waitedMs: Math.round(performance.now() - waitedFrom) });
       if (settled && decide(settled, a.fingerprint) === Decision.Replay) return { kind: "replay", row: settled };
     }
   }

@@ -2,6 +2,8 @@
 export const IdempotencyEventType = {
   Claimed: "claimed",
   Replayed: "replayed",
+  /** A duplicate found another request holding the key's lock and waited for it (`waitedMs`). */
+  Waited: "waited",
   Conflict: "conflict",
   Mismatch: "mismatch",
   Takeover: "takeover",
@@ -28,6 +30,8 @@ export type IdempotencyEvent = {
   recoveryPoint?: string;
   /** For "expired": how many rows a cleanup batch deleted. */
   count?: number;
+  /** For "waited": how long the attempt waited for the key, in milliseconds. */
+  waitedMs?: number;
 };
 
 export type IdempotencyEventSink = (event: IdempotencyEvent) => void;

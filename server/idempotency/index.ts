@@ -16,7 +16,9 @@ export { setLocalLimits } from "./transaction";
 export { acquire, decide, Decision, type Attempt, type Owned } from "./acquire";
 
 // Rules every reader shares, and what operators do to keys.
-export { DISPLAY_STATES, DisplayState, isExpired, isStale, STORED_STATES } from "./rules";
+export { DISPLAY_STATES, DisplayState, generation, isExpired, isStale, STORED_STATES } from "./rules";
+// The downstream key a recoverable holder sends the provider, so a reader (the admin) can ask the provider what became of it.
+export { downstreamKeyOf } from "./recoverable";
 export { deleteExpired, hasExpiredKeys, releaseKey, type CleanupOptions, type Released } from "./operator";
 
 export { canonicalJson, fingerprint } from "./canonical";

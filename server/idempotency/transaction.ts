@@ -45,6 +45,11 @@ export class KeyTransaction {
     return rows as Results<T>;
   }
 
+  /** `statements` pipelined inside the open transaction; returns their rows. */
+  async send<T extends Statements>(...statements: T): Promise<Results<T>> {
+    return (await pipeline(statements)) as Results<T>;
+  }
+
   /** `statements` pipelined with COMMIT; returns their rows. */
   async commit<T extends Statements>(...statements: T): Promise<Results<T>> {
     const rows = await pipeline([...statements, this.conn.unsafe("commit")]);

@@ -43,11 +43,12 @@ function writeBatch(batch: Buffered[]) {
   const column = <T>(of: (e: Buffered) => T) => batch.map(of);
   return database().sql`
     with inserted as (
-      insert into idempotency_events (tenant_id, key, procedure, type, fence, status, recovery_point, count, at)
+      insert into idempotency_events (tenant_id, key, procedure, type, fence, status, recovery_point, count, waited_ms, at)
       select * from unnest(
         ${column((e) => e.tenantId)}::text[], ${column((e) => e.key)}::text[], ${column((e) => e.procedure)}::text[],
         ${column((e) => e.type)}::text[], ${column((e) => e.fence ?? null)}::bigint[], ${column((e) => e.status ?? null)}::int[],
-        ${column((e) => e.recoveryPoint ?? null)}::text[], ${column((e) => e.count ?? null)}::int[], ${column((e) => e.at)}::text[]::timestamptz[])
+        ${column((e) => e.recoveryPoint ?? null)}::text[], ${column((e) => e.count ?? null)}::int[],
+        ${column((e) => e.waitedMs ?? null)}::int[], ${column((e) => e.at)}::text[]::timestamptz[])
       returning tenant_id, key, type, at),
     replays as (
       select tenant_id, key, count(*)::int as n, max(at) as last from inserted

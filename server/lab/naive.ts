@@ -15,7 +15,7 @@ import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { psp } from "../payments/provider";
 import { crashPointAfterCharge } from "./faults";
-import type { LabRun } from "./runs";
+import { addNaivePayment, type LabRun } from "./runs";
 
 export type NaiveCart = { items: { sku: string; quantity: number }[]; destination: string };
 
@@ -26,7 +26,7 @@ export async function naivePay(db: Db, run: LabRun, tenantId: string, cart: Naiv
   const currency = found[0]?.currency ?? "EUR";
   const paymentId = newId("pay");
   await db.insert(payments).values({ id: paymentId, tenantId, status: PaymentStatus.Pending, amountMinor, currency, destination: cart.destination, capture: "automatic" });
-  run.naivePaymentIds.push(paymentId);
+  await addNaivePayment(run, paymentId);
 
   const result = await psp().charge({ amount: amountMinor, currency, destination: cart.destination, capture: true, reference: paymentId }, randomUUID());
   await crashPointAfterCharge(undefined);

@@ -9,7 +9,7 @@ import type { Db } from "../../db/client";
 import { ledgerEntries, payments } from "../../db/schema";
 import { Book } from "../ledger/post";
 import { psp } from "../payments/provider";
-import type { LabRun } from "./runs";
+import { naivePaymentIdsOf, type LabRun } from "./runs";
 import { labKeyOf, LabTarget } from "./scenarios";
 
 export type LabCounts = {
@@ -22,7 +22,7 @@ export type LabCounts = {
 };
 
 export async function paymentIdsOf(db: Db, run: LabRun, tenantId: string): Promise<string[]> {
-  if (run.target === LabTarget.Naive) return [...run.naivePaymentIds];
+  if (run.target === LabTarget.Naive) return naivePaymentIdsOf(run);
   const rows = await db.select({ id: payments.id }).from(payments).where(and(eq(payments.tenantId, tenantId), eq(payments.idempotencyKey, labKeyOf(run.id))));
   return rows.map((r) => r.id);
 }

@@ -18,7 +18,7 @@ import { psp, pspUrl } from "../payments/provider";
 import { publicProcedure, router } from "../trpc";
 import { naivePay, naiveWebhook } from "./naive";
 import { countRun, paymentIdsOf } from "./report";
-import { createRun, currentRun, findRun, Lane, recordStep, type LabRun } from "./runs";
+import { createRun, currentRun, findRun, Lane, recordStep, stepsOf, type LabRun } from "./runs";
 import { LAB_SCENARIOS, labKeyOf, LabTarget, scenarioById } from "./scenarios";
 
 const notFound = () => toTRPCError(new DomainError("not-found", 404, "There is no such procedure."));
@@ -31,8 +31,8 @@ const demoProcedure = publicProcedure.use(({ next }) => {
 
 const runInput = strictInput({ runId: z.string().regex(/^[A-Za-z0-9]{1,32}$/) });
 
-function runOf(id: string): LabRun {
-  const run = findRun(id);
+async function runOf(id: string): Promise<LabRun> {
+  const run = await findRun(id);
   if (!run) throw toTRPCError(new DomainError("not-found", 404, `No lab run ${id}.`));
   return run;
 }
@@ -42,8 +42,8 @@ const eventIdOf = (run: LabRun) => `evt_lab_${run.id}`;
 export const labRouter = router({
   start: demoProcedure
     .input(strictInput({ scenario: z.enum(LAB_SCENARIOS.map((s) => s.id) as [string, ...string[]]), target: z.enum([LabTarget.Protected, LabTarget.Naive]) }))
-    .mutation(({ input }) => {
-      const run = createRun(scenarioById(input.scenario)!, input.target);
+    .mutation(async ({ input }) => {
+      const run = await createRun(scenarioById(input.scenario)!, input.target);
       return { runId: run.id, key: labKeyOf(run.id), destination: run.scenario.destination };
     }),
 
@@ -60,7 +60,7 @@ export const labRouter = router({
   naiveWebhook: demoProcedure
     .input(z.object({ id: z.string().regex(/^evt_lab_[A-Za-z0-9]{1,32}$/), type: z.literal("charge.refunded"), data: z.object({ paymentId: z.string().max(64), amount: amountSchema }) }))
     .mutation(async ({ ctx, input }) => {
-      const run = findRun(input.id.slice("evt_lab_".length));
+      const run = await findRun(input.id.slice("evt_lab_".length));
       if (!run || run.target !== LabTarget.Naive) throw notFound();
       await naiveWebhook(ctx.db, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
       recordStep(Lane.Provider, Lane.App, `webhook ${input.id} applied (the twin keeps no record of events)`, run);
@@ -69,7 +69,7 @@ export const labRouter = router({
 
   /** Refunds a quarter of the run's payment at the provider, then has the provider deliver the refund event twice at once. */
   deliverWebhookTwice: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => {
-    const run = runOf(input.runId);
+    const run = await runOf(input.runId);
     const [paymentId] = await paymentIdsOf(ctx.db, run, ctx.tenantId);
     const [payment] = paymentId ? await ctx.db.select().from(payments).where(eq(payments.id, paymentId)) : [];
     if (!payment?.pspChargeId) throw toTRPCError(new DomainError("lab-no-payment", 409, "The run has no charged payment to refund yet."));
@@ -90,7 +90,7 @@ export const labRouter = router({
   }),
 
   report: demoProcedure.input(runInput).query(async ({ ctx, input }) => {
-    const run = runOf(input.runId);
-    return { scenario: run.scenario.id, target: run.target, key: run.target === LabTarget.Protected ? labKeyOf(run.id) : null, counts: await countRun(ctx.db, run, ctx.tenantId), steps: [...run.steps].sort((a, b) => a.t - b.t) };
+    const run = await runOf(input.runId);
+    return { scenario: run.scenario.id, target: run.target, key: run.target === LabTarget.Protected ? labKeyOf(run.id) : null, counts: await countRun(ctx.db, run, ctx.tenantId), steps: await stepsOf(run) };
   }),
 });

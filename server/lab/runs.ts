@@ -1,13 +1,23 @@
 /**
- * Lab runs, in this process's memory: the simulations a run armed and the
- * steps recorded while its requests ran. A request joins its run through
- * AsyncLocalStorage (entered at the HTTP edge from the Lab-Run header, in
- * demo mode only), so every switch is keyed to one run and none is global.
- * Runs are few and short-lived: the oldest are dropped beyond a bound.
+ * Lab runs, in the database (db/schema/lab.ts): the simulations a run armed
+ * and the steps recorded while its requests ran. Any app instance can start
+ * a run, serve its requests or build its report: nothing of a run lives in
+ * one process. A request joins its run through AsyncLocalStorage (entered at
+ * the HTTP edge from the Lab-Run header, in demo mode only), so every switch
+ * is keyed to one run and none is global.
+ *
+ * A step is recorded synchronously (the middleware's event hook and the
+ * provider client's observer cannot wait) and written at once in the
+ * background; the edge waits for a request's writes before it answers, so a
+ * report asked for after the answers, on whichever instance, sees them all.
+ * Times are epoch milliseconds with a fraction (performance.timeOrigin +
+ * performance.now()), one clock for every process on the machine.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
-import type { LabFaults, LabScenario, LabTarget } from "./scenarios";
+import { database } from "../../db/client";
+import { logger } from "../logger";
+import { scenarioById, type LabFaults, type LabScenario, type LabTarget } from "./scenarios";
 
 export const Lane = { Browser: "browser", App: "app", Database: "database", Provider: "provider" } as const;
 export type Lane = (typeof Lane)[keyof typeof Lane];
@@ -20,61 +30,99 @@ export type LabStep = {
   label: string;
 };
 
-export type LabRun = {
-  id: string;
-  scenario: LabScenario;
-  target: LabTarget;
-  startedAt: number;
-  /** Armed simulations; each fires once and is then cleared. */
-  faults: LabFaults;
-  steps: LabStep[];
-  /** Payments the unprotected twin created: it has no key to find them by. */
-  naivePaymentIds: string[];
-  /** Requests seen at the edge, numbered so the diagram tells the attempts apart. */
-  requests: number;
-};
+/** What a request needs of its run; the rest (faults, counts, steps) is read from the database when used. */
+export type LabRun = { id: string; scenario: LabScenario; target: LabTarget; startedMs: number };
 
-const MAX_RUNS = 200;
-const store = globalThis as typeof globalThis & { __labRuns?: Map<string, LabRun>; __labContext?: AsyncLocalStorage<LabRun> };
-const runs = (store.__labRuns ??= new Map());
+/** Runs older than this are deleted when a new one starts: a demo's runs are read within minutes. */
+const KEEP_RUNS_MS = 24 * 60 * 60 * 1000;
+
+const store = globalThis as typeof globalThis & { __labContext?: AsyncLocalStorage<LabRun>; __labWrites?: Map<string, Set<Promise<void>>> };
 const context = (store.__labContext ??= new AsyncLocalStorage<LabRun>());
+/** Step writes still in flight, by run. */
+const writes = (store.__labWrites ??= new Map());
+let seq = 0;
 
-export function createRun(scenario: LabScenario, target: LabTarget): LabRun {
-  const run: LabRun = {
-    id: randomBytes(9).toString("base64url").replace(/[-_]/g, "x"),
-    scenario,
-    target,
-    startedAt: performance.now(),
-    faults: { ...scenario.faults },
-    steps: [],
-    naivePaymentIds: [],
-    requests: 0,
-  };
-  runs.set(run.id, run);
-  for (const id of runs.keys()) {
-    if (runs.size <= MAX_RUNS) break;
-    runs.delete(id);
-  }
+const nowMs = () => performance.timeOrigin + performance.now();
+
+export async function createRun(scenario: LabScenario, target: LabTarget): Promise<LabRun> {
+  const run: LabRun = { id: randomBytes(9).toString("base64url").replace(/[-_]/g, "x"), scenario, target, startedMs: nowMs() };
+  const { sql } = database();
+  await sql`delete from lab_runs where created_at < now() - ${KEEP_RUNS_MS}::float8 * interval '1 millisecond'`;
+  await sql`insert into lab_runs (id, scenario, target, faults, started_ms) values (${run.id}, ${scenario.id}, ${target}, ${JSON.stringify(scenario.faults)}::jsonb, ${run.startedMs})`;
   return run;
 }
 
-export const findRun = (id: string): LabRun | undefined => runs.get(id);
+export async function findRun(id: string): Promise<LabRun | undefined> {
+  const [row] = await database().sql<{ scenario: string; target: LabTarget; started_ms: number }[]>`select scenario, target, started_ms from lab_runs where id = ${id}`;
+  const scenario = row && scenarioById(row.scenario);
+  return scenario ? { id, scenario, target: row.target, startedMs: row.started_ms } : undefined;
+}
 
 /** Runs `fn` as part of `run`: everything it awaits records into the run and sees its switches. */
 export const withinRun = <T>(run: LabRun, fn: () => T): T => context.run(run, fn);
 
 export const currentRun = (): LabRun | undefined => context.getStore();
 
-/** Records a step of the current run (`agoMs` before now), if any; outside a lab run it does nothing. */
-export function recordStep(from: Lane, to: Lane, label: string, run: LabRun | undefined = currentRun(), agoMs = 0): void {
+/**
+ * Records a step of a run (`agoMs` before now): the current one unless
+ * named; outside a lab run it does nothing. A step for a run that does not
+ * exist (a webhook event id naming no run) is not written.
+ */
+export function recordStep(from: Lane, to: Lane, label: string, run: Pick<LabRun, "id"> | undefined = currentRun(), agoMs = 0): void {
   if (!run) return;
-  run.steps.push({ t: Math.round((performance.now() - agoMs - run.startedAt) * 10) / 10, from, to, label });
+  const at = nowMs() - agoMs;
+  seq = (seq + 1) % 2 ** 31;
+  const write = database()
+    .sql`insert into lab_steps (run_id, at_ms, seq, from_lane, to_lane, label)
+         select ${run.id}, ${at}, ${seq}, ${from}, ${to}, ${label} where exists (select 1 from lab_runs where id = ${run.id})`
+    .then(
+      () => undefined,
+      (err: unknown) => logger.warn({ err, run: run.id }, "lab: a step was not recorded"),
+    );
+  const pending = writes.get(run.id) ?? new Set();
+  writes.set(run.id, pending.add(write));
+  void write.then(() => {
+    pending.delete(write);
+    if (pending.size === 0 && writes.get(run.id) === pending) writes.delete(run.id);
+  });
 }
 
-/** Takes an armed simulation: true once, then the switch is off. */
-export function takeFault<K extends keyof LabFaults>(name: K, run: LabRun | undefined = currentRun()): LabFaults[K] | undefined {
+/** Waits until this process's steps of the run are written. */
+export async function stepsWritten(runId: string): Promise<void> {
+  await Promise.all([...(writes.get(runId) ?? [])]);
+}
+
+/** The run's steps as every instance recorded them, in time order. */
+export async function stepsOf(run: LabRun): Promise<LabStep[]> {
+  await stepsWritten(run.id);
+  const rows = await database().sql<{ at_ms: number; from_lane: Lane; to_lane: Lane; label: string }[]>`
+    select at_ms, from_lane, to_lane, label from lab_steps where run_id = ${run.id} order by at_ms, seq, id`;
+  return rows.map((r) => ({ t: Math.round((r.at_ms - run.startedMs) * 10) / 10, from: r.from_lane, to: r.to_lane, label: r.label }));
+}
+
+/** Takes an armed simulation: its value once, for one instance only, then the switch is off. */
+export async function takeFault<K extends keyof LabFaults>(name: K, run: LabRun | undefined = currentRun()): Promise<LabFaults[K] | undefined> {
   if (!run) return undefined;
-  const value = run.faults[name];
-  delete run.faults[name];
-  return value;
+  // JSON as text: the pool is shared with Drizzle, whose parsers pass json through unparsed.
+  const [row] = await database().sql<{ value: string }[]>`
+    update lab_runs r set faults = r.faults - ${name}
+    from (select id, faults -> ${name} as value from lab_runs where id = ${run.id} for update) armed
+    where r.id = armed.id and armed.value is not null
+    returning armed.value::text as value`;
+  return row ? (JSON.parse(row.value) as LabFaults[K]) : undefined;
+}
+
+/** Numbers a request of the run as the edge sees it. */
+export async function countRequest(run: LabRun): Promise<number> {
+  const [row] = await database().sql<{ requests: number }[]>`update lab_runs set requests = requests + 1 where id = ${run.id} returning requests`;
+  return row!.requests;
+}
+
+export async function addNaivePayment(run: LabRun, paymentId: string): Promise<void> {
+  await database().sql`update lab_runs set naive_payment_ids = array_append(naive_payment_ids, ${paymentId}) where id = ${run.id}`;
+}
+
+export async function naivePaymentIdsOf(run: LabRun): Promise<string[]> {
+  const [row] = await database().sql<{ naive_payment_ids: string[] }[]>`select naive_payment_ids from lab_runs where id = ${run.id}`;
+  return row?.naive_payment_ids ?? [];
 }

@@ -40,22 +40,24 @@ export type LabScenario = {
 };
 
 export const SHOP_TEST_DESTINATION = "acct_test_lab";
+/** The stand-in answers it after PSP_SLOW_MS: duplicates sent meanwhile really overlap the first request, whatever the machine's speed. */
+const SLOW_TEST_DESTINATION = "acct_test_slow";
 const CRASH_LEASE_MS = 2_000;
 
 export const LAB_SCENARIOS: readonly LabScenario[] = [
   {
     id: "double-click",
     title: "Double-click on Pay",
-    story: "The shopper clicks Pay twice; both requests leave at once.",
-    destination: SHOP_TEST_DESTINATION,
+    story: "The shopper clicks Pay twice; both requests leave at once, and the provider takes its time, so the second arrives while the first is still paying.",
+    destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "together", clients: 2, staggerMs: 0 },
   },
   {
     id: "five-clicks",
     title: "Five impatient clicks",
-    story: "Five requests for the same payment, 40 ms apart.",
-    destination: SHOP_TEST_DESTINATION,
+    story: "Five requests for the same payment, 40 ms apart, while the provider is slow: four arrive during the first.",
+    destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "together", clients: 5, staggerMs: 40 },
   },
@@ -63,7 +65,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     id: "two-tabs",
     title: "Two tabs, one cart",
     story: "The same cart is paid from two tabs while the provider is slow; the tabs share the cart's key.",
-    destination: "acct_test_slow",
+    destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "together", clients: 2, staggerMs: 300 },
   },
@@ -80,7 +82,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     id: "slow-provider",
     title: "Client timeout on a slow provider",
     story: "The provider takes seconds; the browser gives up after one second and tries again.",
-    destination: "acct_test_slow",
+    destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "retry-after-failure", timeoutMs: 1_000, pauseMs: 200 },
   },

@@ -6,10 +6,16 @@
  */
 import type { IdempotencyEvent, RecoverableHandle } from "../idempotency";
 import type { ObservedCall as ProviderCall } from "../psp/client";
-import { currentRun, findRun, Lane, recordStep } from "./runs";
+import { isDemoMode } from "../env";
+import { currentRun, Lane, recordStep } from "./runs";
 
 /** A key event, as the database decided it (claim, replay, conflict, takeover…). */
 export function traceKeyEvent(e: IdempotencyEvent): void {
+  if (e.waitedMs !== undefined) {
+    // Drawn where the wait began, so the steps of the holder it waited for fall inside it.
+    recordStep(Lane.App, Lane.Database, `waited ${e.waitedMs} ms for the key's lock`, undefined, e.waitedMs);
+    return;
+  }
   const parts = [`key ${e.type.replace("_", " ")}`];
   if (e.fence !== undefined) parts.push(`fence ${e.fence}`);
   if (e.status !== undefined) parts.push(`status ${e.status}`);
@@ -30,9 +36,9 @@ export function traceLedgerMovement(kind: string, amountMinor: number, currency:
   recordStep(Lane.App, Lane.Database, `ledger movement: ${kind} ${(amountMinor / 100).toFixed(2)} ${currency}`);
 }
 
-/** A webhook delivery reaches the app in a request of the provider's, not the run's: the lab's event ids name their run. */
+/** A webhook delivery reaches the app in a request of the provider's, not the run's: the lab's event ids name their run (demo mode only). */
 export function traceWebhook(eventId: string, duplicate: boolean): void {
-  const run = eventId.startsWith("evt_lab_") ? findRun(eventId.slice("evt_lab_".length)) : undefined;
+  const run = isDemoMode() && eventId.startsWith("evt_lab_") ? { id: eventId.slice("evt_lab_".length) } : undefined;
   recordStep(Lane.Provider, Lane.App, `webhook ${eventId} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`, run);
 }
 

@@ -18,15 +18,17 @@ import {
   chargeListSchema,
   chargeSchema,
   errorBodySchema,
+  keyLookupSchema,
   refundSchema,
   type Charge,
   type ChargeInput,
   type ChargeWithRefunds,
+  type KeyLookup,
   type Refund,
 } from "./schemas";
 
 export { ChargeStatus, chargeSchema, chargeWithRefundsSchema, refundSchema } from "./schemas";
-export type { Charge, ChargeInput, ChargeWithRefunds, Refund } from "./schemas";
+export type { Charge, ChargeInput, ChargeWithRefunds, KeyLookup, Refund } from "./schemas";
 
 export type PspClientOptions = {
   baseUrl: string;
@@ -51,6 +53,8 @@ export type PspFailure = PspDeclined | PspRejected | PspUnknown;
 export type ChargeResult = { kind: "ok"; charge: Charge } | PspFailure;
 export type RefundResult = { kind: "ok"; refund: Refund } | PspFailure;
 export type ChargeListResult = { kind: "ok"; charges: ChargeWithRefunds[] } | PspFailure;
+/** `found: null`: the provider never saw the key (or only answered it with a 5xx, which it does not keep). */
+export type KeyLookupResult = { kind: "ok"; found: KeyLookup | null } | PspFailure;
 
 /** The provider may or may not have acted; `cause` is what went wrong on the last attempt. */
 export class PspOutcomeUnknownError extends Error {
@@ -157,6 +161,14 @@ export function createPspClient(options: PspClientOptions) {
       const call: Call = { method: "POST", path: `/charges/${segment(chargeId)}/refunds`, body: { amount }, key: downstreamKey };
       const result = await send(call, refundSchema);
       return result.kind === "ok" ? { kind: "ok", refund: result.value } : result;
+    },
+
+    /** Read-only: what the provider did under a downstream key (no charge is made or changed). */
+    async lookupKey(downstreamKey: string): Promise<KeyLookupResult> {
+      const result = await send({ method: "GET", path: `/keys/${segment(downstreamKey)}` }, keyLookupSchema);
+      if (result.kind === "ok") return { kind: "ok", found: result.value };
+      if (result.kind === "rejected" && result.status === 404 && result.type === "unknown_key") return { kind: "ok", found: null };
+      return result;
     },
 
     async listCharges(): Promise<ChargeListResult> {

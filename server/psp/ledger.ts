@@ -33,7 +33,10 @@ export const errorReply = (status: number, type: string, message: string): Reply
 
 type ChargeRequest = z.output<typeof chargeRequestSchema>;
 type StoredCharge = { charge: Charge; refunds: Refund[] };
-type KeyRecord = { fingerprint: string; answer: Promise<Reply> };
+type KeyRecord = { fingerprint: string; answer: Promise<Reply>; settled?: Reply };
+
+/** What the provider knows of a downstream key: nothing, a request still running, or the answer it stored. */
+export type KeyLookup = { state: "in_flight" } | { state: "answered"; status: number; body: unknown };
 
 export class KeyMismatchError extends Error {
   override readonly name = "KeyMismatchError";
@@ -64,6 +67,7 @@ export class Ledger {
     const record: KeyRecord = { fingerprint, answer };
     this.#keys.set(key, record);
     void answer.then((settled) => {
+      record.settled = settled;
       if (settled.status >= 500 && this.#keys.get(key) === record) this.#keys.delete(key);
     });
     return answer;
@@ -118,6 +122,14 @@ export class Ledger {
     stored.refunds.push(refund);
     stored.charge = { ...charge, amountRefunded: charge.amountRefunded + amount };
     return reply(201, refund);
+  }
+
+  /** Read-only: what a key came to, so the app can tell "charged but not recorded" from "never charged" after a crash. */
+  lookup(key: string): KeyLookup | undefined {
+    const record = this.#keys.get(key);
+    if (!record) return undefined;
+    if (!record.settled) return { state: "in_flight" };
+    return { state: "answered", status: record.settled.status, body: JSON.parse(record.settled.body) as unknown };
   }
 
   list(): ChargeWithRefunds[] {

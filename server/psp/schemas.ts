@@ -40,6 +40,13 @@ export type Refund = z.infer<typeof refundSchema>;
 export const chargeWithRefundsSchema = chargeSchema.extend({ refunds: z.array(refundSchema) });
 export type ChargeWithRefunds = z.infer<typeof chargeWithRefundsSchema>;
 
+/** `GET /keys/{key}`: the answer stored for a downstream key, or a request under it still running. */
+export const keyLookupSchema = z.discriminatedUnion("state", [
+  z.object({ key: z.string(), state: z.literal("in_flight") }),
+  z.object({ key: z.string(), state: z.literal("answered"), status: z.number().int(), body: z.unknown() }),
+]);
+export type KeyLookup = z.infer<typeof keyLookupSchema>;
+
 export const chargeListSchema = z.object({ data: z.array(chargeWithRefundsSchema) });
 
 /** Every refusal the provider gives has this shape; `type` tells them apart. */

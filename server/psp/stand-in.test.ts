@@ -74,6 +74,21 @@ describe("the PSP stand-in", () => {
     expect((await charges()).map((c) => c.id)).toEqual([first.json.id]);
   });
 
+  it("tells what a key came to, read-only: unknown, running, charged, declined; a 5xx is not kept", async () => {
+    expect(await call("GET", "/keys/k-never")).toMatchObject({ status: 404, json: { error: { type: "unknown_key" } } });
+    const slow = post("/charges", order("acct_test_slow"), "k-running");
+    await expect.poll(async () => (await call("GET", "/keys/k-running")).json).toEqual({ key: "k-running", state: "in_flight" });
+    const charged = await slow;
+    expect((await call("GET", "/keys/k-running")).json).toEqual({ key: "k-running", state: "answered", status: 201, body: charged.json });
+    await post("/charges", order("acct_test_decline"), "k-declined");
+    expect((await call("GET", "/keys/k-declined")).json).toMatchObject({ state: "answered", status: 402, body: { error: { type: "card_declined" } } });
+    expect(await post("/charges", order("acct_test_error"), "k-5xx")).toMatchObject({ status: 500 });
+    expect((await call("GET", "/keys/k-5xx")).status).toBe(404);
+    // Looking never charges, and slashes in a key survive the path.
+    expect((await call("GET", `/keys/${encodeURIComponent("a/b")}`)).status).toBe(404);
+    expect((await charges()).map((c) => c.id)).toEqual([charged.json.id]);
+  });
+
   it("refuses the same key with a different body or path", async () => {
     await post("/charges", order(), "k-mismatch");
     const other = await post("/charges", { ...order(), amount: 2600 }, "k-mismatch");

@@ -69,6 +69,10 @@ export function createPspStandIn(options: PspStandInOptions): PspStandIn {
         return idempotent(request, body, () => ledger.refund(id, body.amount));
       }
     }
+    if (method === "GET" && first === "keys" && id !== undefined && action === undefined) {
+      const found = ledger.lookup(id);
+      return found ? reply(200, { key: id, ...found }) : errorReply(404, "unknown_key", "No request was made with this Idempotency-Key.");
+    }
     if (method === "POST" && first === "webhooks" && id === "send" && action === undefined) {
       return sendWebhook(request, options.webhookSecret);
     }

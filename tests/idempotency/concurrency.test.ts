@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
+import { flushEvents } from "../../server/keys/events";
 import { barrier, caller, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
 
 const BURST = 20;
@@ -18,6 +19,13 @@ beforeAll(async () => {
   // Warm the pool: every burst member then starts on an open connection.
   await Promise.all(Array.from({ length: 30 }, () => database().sql`select pg_sleep(0.01)`));
 });
+
+/** The key's recorded events of these types, in order, as written by the batched event writer. */
+async function eventsOf(tenantId: string, key: string, types: string[]) {
+  await flushEvents();
+  return database().sql<{ type: string; waited_ms: number | null }[]>`
+    select type, waited_ms from idempotency_events where tenant_id = ${tenantId} and key = ${key} and type in ${database().sql(types)} order by at, id`;
+}
 
 async function burst(path: "/t/atomic" | "/t/recoverable", key: string) {
   const ready = barrier(BURST);
@@ -62,7 +70,36 @@ describe("a duplicate while the first attempt is still running", () => {
     const [a, b] = await Promise.all([first, second]);
     expect(b).toEqual(a);
     expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+    // The duplicate waited on the key's advisory lock, said so with how long, then replayed; the first took the lock at once.
+    const events = await eventsOf(tenant.id, key, ["waited", "replayed"]);
+    expect(events.map((e) => e.type)).toEqual(["waited", "replayed"]);
+    expect(events[0]!.waited_ms).toBeGreaterThan(0);
     hooks.delete(key);
+  });
+
+  it("recoverable, with a wait budget: the duplicate waits for the holder, records the wait, then replays", async () => {
+    const key = uniqueKey();
+    const hold = park(key, "between");
+    const first = post(tenant, "/t/recoverable", { tag: key, amount: 1 }, key);
+    await hold.entered;
+    const second = post(tenant, "/t/recoverable", { tag: key, amount: 1 }, key);
+    await new Promise((r) => setTimeout(r, 100));
+    hold.release();
+    const [a, b] = await Promise.all([first, second]);
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(await b.text()).toBe(await a.text());
+    expect(await effectsFor(tenant.id, key)).toHaveLength(2);
+    const events = await eventsOf(tenant.id, key, ["waited", "replayed"]);
+    expect(events.map((e) => e.type)).toEqual(["waited", "replayed"]);
+    expect(events[0]!.waited_ms).toBeGreaterThan(0);
+    hooks.delete(key);
+  });
+
+  it("an attempt nobody holds the key against records no wait", async () => {
+    const key = uniqueKey();
+    expect((await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key)).status).toBe(201);
+    expect((await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key)).headers.get("idempotent-replayed")).toBe("true");
+    expect((await eventsOf(tenant.id, key, ["waited", "replayed"])).map((e) => e.type)).toEqual(["replayed"]);
   });
 
   it("atomic, without a wait budget: 409 with Retry-After, and later the replay", async () => {

@@ -22,6 +22,14 @@ async function cart() {
   return { items: [{ sku: product!.sku, quantity: 1 }], destination: "acct_test_lab" };
 }
 
+/** The run as the database holds it: its armed switches, the twin's payments and the steps recorded. */
+async function runRow(id: string) {
+  const { sql } = database();
+  const [row] = await sql<{ faults: string; naive_payment_ids: string[]; steps: number }[]>`
+    select faults::text as faults, naive_payment_ids, (select count(*)::int from lab_steps s where s.run_id = r.id) as steps from lab_runs r where r.id = ${id}`;
+  return row && { ...row, faults: JSON.parse(row.faults) as Record<string, unknown> };
+}
+
 const paymentsUnder = (key: string) =>
   database().sql<{ id: string; charges: number }[]>`
     select p.id, (select count(distinct transaction_id)::int from ledger_entries l where l.payment_id = p.id and l.ledger_account = 'sales') as charges
@@ -34,7 +42,7 @@ afterEach(() => {
 describe("demo mode off", () => {
   it("answers 404 for every lab procedure, before reading its input", async () => {
     expect(env.DEMO_MODE).toBe(false);
-    const run = createRun(scenarioById("double-click")!, LabTarget.Naive);
+    const run = await createRun(scenarioById("double-click")!, LabTarget.Naive);
     const answers = await Promise.all([
       post("lab.start", { scenario: "double-click", target: "protected" }),
       post("lab.start", { scenario: "no such scenario", extra: true }),
@@ -47,16 +55,15 @@ describe("demo mode off", () => {
       expect(answer.status).toBe(404);
       expect(await answer.text()).not.toMatch(/lab run|stack|select /i);
     }
-    expect(run.naivePaymentIds).toEqual([]);
+    expect((await runRow(run.id))?.naive_payment_ids).toEqual([]);
   });
 
   it("ignores a Lab-Run header: the run's switch stays armed and the checkout answers normally", async () => {
-    const run = createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const run = await createRun(scenarioById("lost-answer")!, LabTarget.Protected);
     const res = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: run.id, "idempotency-key": labKeyOf(run.id) });
     expect(res.status).toBe(200);
     expect(JSON.parse(await res.text()).result.data.status).toBe("paid");
-    expect(run.faults).toEqual({ loseAnswer: true });
-    expect(run.steps).toEqual([]);
+    expect(await runRow(run.id)).toEqual({ faults: { loseAnswer: true }, naive_payment_ids: [], steps: 0 });
   });
 });
 
@@ -66,7 +73,7 @@ describe("demo mode on", () => {
     const started = await post("lab.start", { scenario: "lost-answer", target: "protected" });
     expect(started.status).toBe(200);
     const { runId, key } = JSON.parse(await started.text()).result.data as { runId: string; key: string };
-    const other = createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const other = await createRun(scenarioById("lost-answer")!, LabTarget.Protected);
 
     const first = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: runId, "idempotency-key": key });
     await expect(first.text()).rejects.toThrow();
@@ -78,7 +85,8 @@ describe("demo mode on", () => {
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(await paymentsUnder(key)).toEqual(committed);
     // Another run's switch is its own.
-    expect(other.faults).toEqual({ loseAnswer: true });
+    expect((await runRow(other.id))?.faults).toEqual({ loseAnswer: true });
+    expect((await runRow(runId))?.faults).toEqual({});
 
     const report = await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
     const { counts, steps } = JSON.parse(await report.text()).result.data as { counts: Record<string, unknown>; steps: { label: string }[] };
@@ -89,7 +97,7 @@ describe("demo mode on", () => {
   it("keeps the twin inside a naive lab run: without one it is a 404", async () => {
     env.DEMO_MODE = true;
     expect((await post("lab.naivePay", await cart())).status).toBe(404);
-    const protectedRun = createRun(scenarioById("double-click")!, LabTarget.Protected);
+    const protectedRun = await createRun(scenarioById("double-click")!, LabTarget.Protected);
     expect((await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: protectedRun.id })).status).toBe(404);
   });
 });

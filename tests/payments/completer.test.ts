@@ -14,12 +14,10 @@ import net from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
 import { database } from "../../db/client";
-import { env } from "../../server/env";
 import { completeDueKeys, settleWithinMs, type KeyOutcome, type RunOptions } from "../../server/keys/completer";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, barrier, ledgerFor, newKey, newTenant, unbalancedTransactions, type Tenant } from "../support/api";
-import { freePort } from "../support/database";
-import { chargesFor, expectCaptureMovement, killOnceCharged, pay, payChild, paymentsForKey, providerCharges, sleep } from "./support";
+import { abandonedPayment, chargesFor, expectCaptureMovement, killOnceCharged, pay, payChild, paymentsForKey, providerCharges, sleep, withProviderDown } from "./support";
 
 type CompleterRow = {
   state: string;
@@ -78,26 +76,6 @@ async function killedBeforeTheCharge(tenant: Tenant, key: string, body: { amount
   await holder.killWhen(async () => (await paymentsForKey(tenant.id, key))[0]?.status === "pending");
 }
 
-/** Runs `fn` with the app's provider unreachable (nothing listens on the port). */
-async function withProviderDown<T>(fn: () => Promise<T>): Promise<T> {
-  const saved = env.PSP_URL;
-  env.PSP_URL = `http://127.0.0.1:${await freePort()}`;
-  try {
-    return await fn();
-  } finally {
-    env.PSP_URL = saved;
-  }
-}
-
-/** A payment whose client gave up after a 503 (provider unreachable): pending, no charge, its key released. */
-async function abandonedPayment(tenant: Tenant, key: string, body: Record<string, unknown>) {
-  const first = await withProviderDown(() => pay(tenant, key, body));
-  expect(first.status, first.text).toBe(503);
-  const [pending] = await paymentsForKey(tenant.id, key);
-  expect(pending).toMatchObject({ status: "pending", psp_charge_id: null });
-  expect(await chargesFor(pending!.id)).toHaveLength(0);
-  return pending!;
-}
 
 async function expectReplayOf(tenant: Tenant, key: string, body: Record<string, unknown>, status: number) {
   const stored = await completerRow(tenant.id, key);

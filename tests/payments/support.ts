@@ -9,10 +9,12 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { expect, inject, onTestFinished } from "vitest";
 import { database } from "../../db/client";
+import { env } from "../../server/env";
 import { handleRest } from "../../server/rest/handler";
 import { chargeListSchema, type ChargeWithRefunds } from "../../server/psp/schemas";
 import { signWebhook } from "../../server/psp/stand-in";
 import { api, ledgerFor, newKey, type Answer, type Tenant } from "../support/api";
+import { freePort } from "../support/database";
 
 /** What tests/global-setup.ts gives the provider and the app. */
 export const WEBHOOK_SECRET = "whsec_test_only";
@@ -248,4 +250,25 @@ export async function killOnceCharged(holder: ReturnType<typeof payChild>, tenan
     return paymentId !== "";
   });
   return paymentId;
+}
+
+/** Runs `fn` with the app's provider unreachable (nothing listens on the port). */
+export async function withProviderDown<T>(fn: () => Promise<T>): Promise<T> {
+  const saved = env.PSP_URL;
+  env.PSP_URL = `http://127.0.0.1:${await freePort()}`;
+  try {
+    return await fn();
+  } finally {
+    env.PSP_URL = saved;
+  }
+}
+
+/** A payment whose client gave up after a 503 (provider unreachable): pending, no charge, its key released. */
+export async function abandonedPayment(tenant: Tenant, key: string, body: Record<string, unknown>) {
+  const first = await withProviderDown(() => pay(tenant, key, body));
+  expect(first.status, first.text).toBe(503);
+  const [pending] = await paymentsForKey(tenant.id, key);
+  expect(pending).toMatchObject({ status: "pending", psp_charge_id: null });
+  expect(await chargesFor(pending!.id)).toHaveLength(0);
+  return pending!;
 }

@@ -53,15 +53,3 @@ export function pretty(text: string | null): string {
     return text;
   }
 }
-
-/**
- * A payment as an operator should read it. Only the provider knows whether
- * a pending payment was charged (a worker may have stopped after the charge,
- * before recording it), so pending says "not recorded", never "not charged".
- */
-export function paymentLabel(p: { status: string; pspChargeId: string | null }): { status: string; charge: string } {
-  if (p.pspChargeId) return { status: p.status === "requires_capture" ? "authorised, not captured" : p.status, charge: p.pspChargeId };
-  if (p.status === "failed") return { status: "declined", charge: "— (declined: no charge)" };
-  if (p.status === "canceled") return { status: "canceled", charge: "— (no charge)" };
-  return { status: "pending", charge: "— (not recorded yet: the provider may have charged; a retry with this key or the completer settles it)" };
-}

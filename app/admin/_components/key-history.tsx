@@ -1,10 +1,11 @@
 /** A key's timeline and what it caused: its events, the ledger entries tagged with it, the provider charges made under it. */
 import type { CausedLedgerEntry, CausedPayment, TimelineEvent } from "@/server/admin/get.handler";
-import { paymentLabel, utc } from "./format";
+import { utc } from "./format";
 
 const EVENT_LABELS: Record<string, string> = {
   claimed: "Claimed",
   replayed: "Replayed the stored result",
+  waited: "A duplicate waited for the key's lock",
   conflict: "Duplicate while in progress (409)",
   mismatch: "Same key, different request (422)",
   takeover: "Taken over after the lease ran out",
@@ -47,6 +48,7 @@ export function Timeline({ events }: { events: TimelineEvent[] }) {
             {e.fence !== null && ` · fence ${e.fence}`}
             {e.status !== null && ` · status ${e.status}`}
             {e.recoveryPoint && ` · at ${e.recoveryPoint}`}
+            {e.waitedMs !== null && ` · ${e.waitedMs} ms`}
             {e.source === "operator" && operatorDetail(e.detail)}
           </span>
         </li>
@@ -108,12 +110,15 @@ export function ProviderCharges({ payments }: { payments: CausedPayment[] }) {
         {payments.map((p) => (
           <tr key={p.id}>
             <td className="mono">{p.id}</td>
-            <td>{paymentLabel(p).status}</td>
+            <td data-testid="payment-standing" data-standing={p.standing.standing}>
+              <strong>{p.standing.label}</strong>
+              <span className="muted small block">{p.standing.detail}</span>
+            </td>
             <td className="num">
               {p.amount} {p.currency}
             </td>
             <td className="mono">{p.destination}</td>
-            <td className="mono">{paymentLabel(p).charge}</td>
+            <td className="mono">{p.pspChargeId ?? "—"}</td>
           </tr>
         ))}
       </tbody>

@@ -9,10 +9,16 @@
 import type { LabReport } from "./lab-api";
 
 const LANES = ["browser", "app", "database", "provider"] as const;
-const LANE_WIDTH = 190;
+// About as wide as one side's card at 1280 px, so the diagram is drawn near its real size and its text stays legible.
+const LANE_WIDTH = 140;
 const ROW = 30;
 const TOP = 40;
-const LEFT = 70;
+const LEFT = 56;
+/** Longer labels are cut in the drawing (the table below has them whole); a self-arrow's label has less room. */
+const MAX_LABEL = 66;
+const MAX_SELF_LABEL = 50;
+
+const cut = (label: string, max: number) => (label.length > max ? `${label.slice(0, max - 1)}…` : label);
 
 const laneX = (lane: string) => LEFT + LANES.indexOf(lane as (typeof LANES)[number]) * LANE_WIDTH + LANE_WIDTH / 2;
 
@@ -36,10 +42,10 @@ export function SequenceDiagram({ steps, title, id }: { steps: LabReport["steps"
           const x1 = laneX(step.from);
           const x2 = laneX(step.to);
           const self = x1 === x2;
-          const labelX = self ? x1 + 8 : (x1 + x2) / 2;
+          const labelX = self ? x1 + 24 : (x1 + x2) / 2;
           return (
             <g key={i}>
-              <text x={4} y={y + 4} fontSize="11" fill="#57606a">
+              <text x={2} y={y + 4} fontSize="10.5" fill="#57606a">
                 {step.t.toFixed(1)} ms
               </text>
               {self ? (
@@ -47,8 +53,8 @@ export function SequenceDiagram({ steps, title, id }: { steps: LabReport["steps"
               ) : (
                 <line x1={x1} y1={y} x2={x2 + (x2 > x1 ? -6 : 6)} y2={y} stroke="#0b5cad" strokeWidth="1.5" markerEnd={`url(#${marker})`} />
               )}
-              <text x={labelX} y={y - 4} fontSize="10.5" textAnchor={self ? "start" : "middle"} fill="#1f2328">
-                {step.label.length > 70 ? `${step.label.slice(0, 69)}…` : step.label}
+              <text x={labelX} y={self ? y + 4 : y - 4} fontSize="11" textAnchor={self ? "start" : "middle"} fill="#1f2328">
+                {cut(step.label, self ? MAX_SELF_LABEL : MAX_LABEL)}
               </text>
             </g>
           );
