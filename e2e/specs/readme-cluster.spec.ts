@@ -1,0 +1,102 @@
+/**
+ * The README's cluster walkthrough, run as written: `npm run cluster`'s
+ * command brings up HAProxy, two instances, PgBouncer and the stand-in on a
+ * fresh database, and the `bash` block under "## Run it as a cluster" runs
+ * with `set -euo pipefail` against it. The one change made to the text is
+ * HAProxy's address (a free port instead of 8080); the instances, PgBouncer
+ * and the stand-in get free ports through the command's own flags. Then
+ * SIGTERM must stop all of it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import path from "node:path";
+import { expect, test } from "@playwright/test";
+import { createFreshDatabase, freePort, type FreshDatabase } from "../../tests/support/database";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+
+/** The first ```bash block after the "## Run it as a cluster" heading. */
+function walkthrough(readme: string): string {
+  const section = readme.split(/^## Run it as a cluster$/m)[1];
+  const block = section?.match(/^```bash\n([\s\S]*?)^```$/m)?.[1];
+  if (!block) throw new Error('README.md has no ```bash block under "## Run it as a cluster"');
+  return block;
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))));
+}
+
+const listenable = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+
+/** `--instance-port P` puts the instances on P, P+1: two free ports in a row. */
+async function twoFreePorts(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port < 65535 && (await listenable(port + 1))) return port;
+  }
+}
+
+test.skip(!existsSync("/usr/sbin/haproxy") || !existsSync("/usr/sbin/pgbouncer"), "needs Debian's haproxy and pgbouncer: apt-get install -y haproxy pgbouncer");
+
+test("the README's cluster walkthrough runs as written", async () => {
+  // A fresh database, the build (the e2e run's), two instances, PgBouncer and HAProxy on a loaded machine.
+  test.setTimeout(240_000);
+  const script = walkthrough(readFileSync(path.join(root, "README.md"), "utf8"));
+  expect(script).toContain("localhost:8080");
+
+  let database: FreshDatabase | undefined;
+  let cluster: ChildProcess | undefined;
+  let output = "";
+  try {
+    database = await createFreshDatabase("readme_cluster");
+    const [port, poolerPort, pspPort, instancePort] = [await freePort(), await freePort(), await freePort(), await twoFreePorts()];
+    const env = { ...process.env, DATABASE_URL: database.url, PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
+    cluster = spawn(
+      process.execPath,
+      ["--import", "tsx", "scripts/cluster.ts", "--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)],
+      { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env },
+    );
+    cluster.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    cluster.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    await expect.poll(() => (cluster!.exitCode === null ? output : `exited ${cluster!.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
+
+    const run = spawn("bash", ["-c", `set -euo pipefail\n${script.replaceAll("localhost:8080", `127.0.0.1:${port}`)}`], {
+      cwd: root,
+      // The CLIs reach the same primary and stand-in as the cluster.
+      env: { ...env, PSP_URL: `http://127.0.0.1:${pspPort}` },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    run.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    run.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const code = await exited(run);
+    expect(code, out).toBe(0);
+
+    expect(out).toContain('{"status":"ok","database":"up"}');
+    expect((out.match(/HTTP\/1\.1 201/g) ?? []).length, out).toBe(2);
+    expect(out).toMatch(/^idempotent-replayed: true/im);
+    // HAProxy logged both requests with the key, each answered by an instance with 201 (the
+    // first grep line follows curl's last body, which has no closing newline).
+    expect((out.match(/EO\tPOST\t\/api\/v1\/payments\t201\t\d+\tapp\d\t/g) ?? []).length, out).toBe(2);
+    expect(out).toMatch(/^Reconciled: the ledger matches the provider's 1 charges/m);
+
+    process.kill(-cluster.pid!, "SIGTERM");
+    expect(await exited(cluster), output).toBe(0);
+    expect(output).toContain("cluster: stopped");
+    // Nothing it started still listens.
+    for (const p of [port, poolerPort, pspPort, instancePort, instancePort + 1]) expect(await listenable(p), `port ${p}`).toBe(true);
+  } finally {
+    if (cluster?.pid !== undefined && cluster.exitCode === null) {
+      process.kill(-cluster.pid, "SIGTERM");
+      await exited(cluster);
+    }
+    await database?.dispose();
+  }
+});
