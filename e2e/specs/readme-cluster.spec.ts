@@ -8,25 +8,11 @@
  * SIGTERM must stop all of it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer } from "node:net";
-import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { createFreshDatabase, freePort, type FreshDatabase } from "../../tests/support/database";
-
-const root = path.resolve(import.meta.dirname, "..", "..");
-
-/** The first ```bash block after the "## Run it as a cluster" heading. */
-function walkthrough(readme: string): string {
-  const section = readme.split(/^## Run it as a cluster$/m)[1];
-  const block = section?.match(/^```bash\n([\s\S]*?)^```$/m)?.[1];
-  if (!block) throw new Error('README.md has no ```bash block under "## Run it as a cluster"');
-  return block;
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))));
-}
+import { exited, readmeBlock, root, runScript } from "../support/walkthrough";
 
 const listenable = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -48,7 +34,7 @@ test.skip(!existsSync("/usr/sbin/haproxy") || !existsSync("/usr/sbin/pgbouncer")
 test("the README's cluster walkthrough runs as written", async () => {
   // A fresh database, the build (the e2e run's), two instances, PgBouncer and HAProxy on a loaded machine.
   test.setTimeout(240_000);
-  const script = walkthrough(readFileSync(path.join(root, "README.md"), "utf8"));
+  const script = readmeBlock("Run it as a cluster");
   expect(script).toContain("localhost:8080");
 
   let database: FreshDatabase | undefined;
@@ -67,16 +53,8 @@ test("the README's cluster walkthrough runs as written", async () => {
     cluster.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
     await expect.poll(() => (cluster!.exitCode === null ? output : `exited ${cluster!.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
 
-    const run = spawn("bash", ["-c", `set -euo pipefail\n${script.replaceAll("localhost:8080", `127.0.0.1:${port}`)}`], {
-      cwd: root,
-      // The CLIs reach the same primary and stand-in as the cluster.
-      env: { ...env, PSP_URL: `http://127.0.0.1:${pspPort}` },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    run.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    run.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    const code = await exited(run);
+    // The CLIs reach the same primary and stand-in as the cluster.
+    const { code, out } = await runScript(script.replaceAll("localhost:8080", `127.0.0.1:${port}`), { ...env, PSP_URL: `http://127.0.0.1:${pspPort}` });
     expect(code, out).toBe(0);
 
     expect(out).toContain('{"status":"ok","database":"up"}');

@@ -7,24 +7,9 @@
  * the address: the server listens on a free port instead of 3000.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { createFreshDatabase, freePort, type FreshDatabase } from "../../tests/support/database";
-
-const root = path.resolve(import.meta.dirname, "..", "..");
-
-/** The first ```bash block after the "## Try the API" heading. */
-function walkthrough(readme: string): string {
-  const section = readme.split(/^## Try the API$/m)[1];
-  const block = section?.match(/^```bash\n([\s\S]*?)^```$/m)?.[1];
-  if (!block) throw new Error('README.md has no ```bash block under "## Try the API"');
-  return block;
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))));
-}
+import { exited, readmeBlock, root, runScript } from "../support/walkthrough";
 
 async function healthy(url: string, server: ChildProcess): Promise<void> {
   for (;;) {
@@ -41,7 +26,7 @@ async function healthy(url: string, server: ChildProcess): Promise<void> {
 test("the README's API walkthrough runs as written", async () => {
   // A fresh database, migrations, the run command (the build is the e2e run's) on a loaded machine.
   test.setTimeout(240_000);
-  const script = walkthrough(readFileSync(path.join(root, "README.md"), "utf8"));
+  const script = readmeBlock("Try the API");
   expect(script).toContain("localhost:3000");
 
   let database: FreshDatabase | undefined;
@@ -55,16 +40,8 @@ test("the README's API walkthrough runs as written", async () => {
     const base = `http://127.0.0.1:${port}`;
     await healthy(base, server);
 
-    const run = spawn("bash", ["-c", `set -euo pipefail\n${script.replaceAll("localhost:3000", `127.0.0.1:${port}`)}`], {
-      cwd: root,
-      // The CLIs reach the same database and provider as the server.
-      env: { ...env, PSP_URL: pspUrl },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    run.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    run.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    const code = await exited(run);
+    // The CLIs reach the same database and provider as the server.
+    const { code, out } = await runScript(script.replaceAll("localhost:3000", `127.0.0.1:${port}`), { ...env, PSP_URL: pspUrl });
     expect(code, out).toBe(0);
 
     expect(out).toContain('{"status":"ok","database":"up"}');
