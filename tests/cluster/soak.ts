@@ -8,7 +8,9 @@
  * each operation with its own Idempotency-Key, and retry with that key on a
  * network error, a timeout, a 409 or a 5xx. Some payment and checkout clients
  * give up when a kill cut their attempt short: the completer of some instance
- * must finish those. HAProxy itself re-sends requests (L7 retries, including
+ * must finish those (one of them, sent straight to an instance that is then
+ * killed, is certain to be left to a completer: the run fails if no completer
+ * finished it). HAProxy itself re-sends requests (L7 retries, including
  * on a response timeout shorter than the slow provider), so duplicates reach
  * the app from the proxy as well as from the clients.
  *
@@ -107,6 +109,7 @@ async function main(): Promise<number> {
     const soak = new Soak(cluster, token);
     const accountIds = await soak.setUp();
     const probe = await soak.probe();
+    await soak.abandon(primary, tenant.id);
     await soak.run(accountIds);
     await soak.settle(primary, tenant.id);
     await soak.check(primary, db, tenant.id);
@@ -153,9 +156,12 @@ class Soak {
     private readonly token: string,
   ) {}
 
-  private async send(op: Op, walkAway?: AbortSignal): Promise<Attempt> {
+  /** Abandoned for certain (see `abandon`): only a completer can finish it. */
+  private abandoned?: Op;
+
+  private async send(op: Op, walkAway?: AbortSignal, base = this.cluster.url): Promise<Attempt> {
     try {
-      const res = await fetch(`${this.cluster.url}${op.path}`, {
+      const res = await fetch(`${base}${op.path}`, {
         method: "POST",
         headers: { Authorization: `Bearer ${this.token}`, "Content-Type": "application/json", "Idempotency-Key": op.key },
         body: op.body,
@@ -261,6 +267,39 @@ class Soak {
     );
   }
 
+  /**
+   * A client that walks away after a crash, for certain (the random walk-aways
+   * below may all be finished by HAProxy's re-send or a retry first): a slow
+   * payment sent straight to one instance, so no proxy re-sends it; once its
+   * key is claimed, that instance is SIGKILLed while it waits on the provider,
+   * and the client does not come back until the end. Only a completer can
+   * finish the key; `settle` checks that one did.
+   */
+  async abandon(sql: postgres.Sql, tenantId: string): Promise<void> {
+    // The probe's instance may still be restarting.
+    const holder = this.cluster.instances.find((i) => !this.down.has(i))!;
+    const op = this.op("payment", "/api/v1/payments", { amount: "17.00", currency: "EUR", destination: "acct_test_slow" });
+    op.key = `soak-abandoned-${randomUUID()}`;
+    this.ops.push(op);
+    const walkAway = new AbortController();
+    let answered: Attempt | undefined;
+    const sent = this.send(op, walkAway.signal, holder.url).then((a) => (answered = a));
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const [row] = await sql<{ state: string }[]>`select state from idempotency_keys where tenant_id = ${tenantId} and key = ${op.key}`;
+      if (row?.state === "in_progress") break;
+      if (answered || Date.now() > deadline) {
+        throw new Error(`the abandoned payment was not claimed on ${holder.name} (key: ${row?.state ?? "none"}; ${answered ? `answer: ${answered.status ?? answered.error}` : "no answer in 10 s"})`);
+      }
+      await sleep(20);
+    }
+    this.kill(holder);
+    walkAway.abort();
+    op.attempts.push(await sent);
+    op.gaveUp = true;
+    this.abandoned = op;
+  }
+
   private nextOp(accountIds: string[]): { op: Op; mayGiveUp: boolean } {
     const roll = Math.random();
     if (roll < 0.45) {
@@ -342,6 +381,7 @@ class Soak {
     }
     const completer = await sql<{ key: string }[]>`select key from idempotency_keys where tenant_id = ${tenantId} and completed_by = 'completer'`;
     const byCompleter = new Set(completer.map((r) => r.key));
+    if (this.abandoned && !byCompleter.has(this.abandoned.key)) violation(`payment ${this.abandoned.key}: abandoned after a crash, and no completer finished it`);
     for (const op of this.ops.filter((o) => o.gaveUp)) {
       if (byCompleter.has(op.key)) this.completedByCompleter++;
       // The client that gave up comes back later: it must get the stored answer (or, if its attempt never reached an instance, run it now, once).
