@@ -9,7 +9,8 @@
  *   first execution are saved and returned again "including 500 errors",
  *   other parameters with the same key are an error (400, idempotency_error),
  *   a concurrent request is a 409.
- * - exactly-once: this project's contract (docs/API.md): the key is required,
+ * - exactly-once: this project's external contract (docs/API.md and the
+ *   idempotency table it was built from): the key is required,
  *   1–255 visible ASCII characters, its sf-string form names the same key,
  *   422 for another payload, 409 with Retry-After while running, replays
  *   marked `Idempotent-Replayed: true`, a 5xx is never stored as final, and

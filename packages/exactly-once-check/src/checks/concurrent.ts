@@ -29,7 +29,7 @@ export async function burst(p: Probe): Promise<Outcome> {
   const distinct = [...new Set(successes.map((a) => `${a.status} ${a.body}`))];
   if (distinct.length > 1) problems.push(`${distinct.length} different successful answers (it ran more than once) ${firstDifference(successes[0]!.body, successes.find((a) => !sameAnswer(a, successes[0]))!.body)}`);
   if (before !== undefined && after !== undefined && after - before !== 1) problems.push(`--count-url went ${before} → ${after}, expected exactly one new resource`);
-  return verdict(problems, `one execution: ${successes.length} identical successes (${tally(xs)})${before !== undefined ? ", count +1" : ""}`);
+  return verdict(problems, `one execution: every success identical (${tally(xs)})${before !== undefined ? ", count +1" : ""}`);
 }
 
 /** Where duplicates go out, as fractions of how long a fresh request takes. */
