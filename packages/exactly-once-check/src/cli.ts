@@ -100,8 +100,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  // On a terminal the row replaces its "running" line; in a CI log each row stands alone.
+  const live = process.stderr.isTTY;
   const report = await runChecks(cli.options, ({ check, result }) => {
-    process.stderr.write(result ? `\r${formatRow(result)}\n` : `  ${check} …`);
+    if (result) process.stderr.write(`${live ? "\r\x1b[K" : ""}${formatRow(result)}\n`);
+    else if (live) process.stderr.write(`  ${check} …`);
   });
   process.stdout.write(`\n${formatTable(report)}`);
   if (cli.jsonFile) writeFileSync(cli.jsonFile, `${JSON.stringify(report, null, 2)}\n`);
