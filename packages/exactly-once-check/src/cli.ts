@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { toJunit } from "./junit";
 import { checkOptions, runChecks } from "./run";
 import { formatRow, formatTable } from "./table";
-import { UsageError, type Header, type ProfileName } from "./types";
+import { CHECKS, UsageError, type Header, type ProfileName } from "./types";
 
 const USAGE = `usage: exactly-once-check URL --data JSON [--data-alt JSON] [-H "Name: value"]...
     [--other-header "Name: value"]... [--count-url URL] [--trpc]
@@ -100,11 +100,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  // On a terminal the row replaces its "running" line; in a CI log each row stands alone.
+  // On a terminal each row replaces its "running" line; a CI log gets one short line per check, the table after them.
   const live = process.stderr.isTTY;
   const report = await runChecks(cli.options, ({ check, result }) => {
-    if (result) process.stderr.write(`${live ? "\r\x1b[K" : ""}${formatRow(result)}\n`);
-    else if (live) process.stderr.write(`  ${check} …`);
+    if (!live) {
+      if (result) process.stderr.write(`[${CHECKS.indexOf(check) + 1}/${CHECKS.length}] ${check}: ${result.verdict} (${result.ms} ms)\n`);
+    } else process.stderr.write(result ? `\r\x1b[K${formatRow(result)}\n` : `  ${check} …`);
   });
   process.stdout.write(`\n${formatTable(report)}`);
   if (cli.jsonFile) writeFileSync(cli.jsonFile, `${JSON.stringify(report, null, 2)}\n`);
