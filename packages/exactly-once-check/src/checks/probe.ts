@@ -55,8 +55,9 @@ export class Probe {
       const a = x.answer;
       if (!a) return { problem: `${label}: ${brief(x)}` };
       if (a.status >= 500 && !this.profile.storesServerErrors) {
-        if (this.target.marked(a) || (previous?.status === a.status && previous.body === a.body && previous.status >= 500 && attempt > 2))
-          return { problem: `${label}: a ${a.status} came back as the key's stored answer (${this.target.marked(a) ? "marked as a replay" : "byte-identical on every retry"}); a 5xx whose effect is unknown must not be final` };
+        if (this.target.marked(a)) return { problem: `${label}: a ${a.status} came back as the key's stored answer (marked as a replay); a 5xx whose effect is unknown must not be final` };
+        if (previous?.status === a.status && previous.body === a.body && attempt > 2)
+          return { problem: `${label}: the same ${a.status}, byte for byte, on ${attempt} attempts: stored as the key's final answer, or the server never recovers` };
         previous = a;
         this.note(`${label}: ${a.status} on attempt ${attempt}, not final: retried with the same key`);
         continue;
