@@ -1,0 +1,138 @@
+/**
+ * The CLI as CI uses it: the binary in a child process against gallery
+ * servers, its exit codes, its files, and its one-line refusals.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toJunit, xmlEscape, type Report } from "../src/index";
+import { startGalleryServer } from "./gallery";
+
+const BIN = path.join(import.meta.dirname, "..", "bin", "exactly-once-check.js");
+const DATA = '{"amount":"1.00","currency":"EUR","destination":"acct_1"}';
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** Well-formed enough for a CI parser: outside tags no raw `<`, `>` or bare `&`; inside, attributes quoted and escaped. */
+function assertWellFormed(xml: string): void {
+  const tags = xml.match(/<[^<>]*>/g) ?? [];
+  for (const tag of tags) expect(tag).toMatch(/^<(\?xml( [a-z]+="[^"<&]*")*\?|\/?[a-zA-Z]+( [a-z]+="([^"<&]|&(amp|lt|gt|quot|apos);)*")*\/?)>$/);
+  const text = xml.replace(/<[^<>]*>/g, "");
+  expect(text).not.toMatch(/[<>]/);
+  expect(text).not.toMatch(/&(?!(amp|lt|gt|quot|apos);)/);
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), "eoc-cli-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("exactly-once-check", () => {
+  it("exits 0 against a correct server and writes the history and a JUnit report", async () => {
+    const server = await startGalleryServer({ ttlMs: 1000 });
+    try {
+      const json = path.join(dir, "ok.json");
+      const junit = path.join(dir, "ok.xml");
+      const run = await cli([server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--other-header", "Authorization: Bearer two", "--count-url", server.url, "--ttl", "1", "--json", json, "--junit", junit]);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/8 checks: 8 passed, 0 failed, 0 skipped/);
+      expect(run.stderr).toMatch(/^\[3\/8\] burst: pass \(\d+ ms\)$/m);
+      const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+      expect(report.checks.map((c) => c.name)).toEqual(["replay", "mismatch", "burst", "in-flight", "missing-key", "key-format", "scope", "expiry"]);
+      const burst = report.checks.find((c) => c.name === "burst")!;
+      expect(burst.exchanges.filter((x) => x.label.startsWith("burst #"))).toHaveLength(20);
+      expect(burst.exchanges.every((x) => typeof x.startedAt === "string" && x.answeredMs >= x.sentMs)).toBe(true);
+      const xml = readFileSync(junit, "utf8");
+      assertWellFormed(xml);
+      expect(xml).toMatch(/<testsuites name="exactly-once-check" tests="8" failures="0" skipped="0"/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("exits 1 when a check fails, and says which in the JUnit report", async () => {
+    const server = await startGalleryServer({ flaw: "no-fingerprint", ttlMs: 1000 });
+    try {
+      const junit = path.join(dir, "fail.xml");
+      const run = await cli([server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--junit", junit, "--burst", "5"]);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout).toMatch(/✗ mismatch/);
+      expect(run.stdout).toMatch(/8 checks: 5 passed, 1 failed, 2 skipped/);
+      const xml = readFileSync(junit, "utf8");
+      assertWellFormed(xml);
+      expect(xml).toMatch(/<testcase classname="exactly-once-check.exactly-once" name="mismatch" time="[\d.]+">\n\s+<failure message="a silent success/);
+      expect(xml).toMatch(/<skipped message="needs --other-header/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("exits 2 with one line for a usage error", async () => {
+    for (const [args, message] of [
+      [[], /missing URL/],
+      [["http://127.0.0.1:9/x"], /missing --data/],
+      [["http://127.0.0.1:9/x", "--data", "{nope"], /--data is not valid JSON/],
+      [["http://127.0.0.1:9/x", "--data", DATA, "--profile", "paypal"], /--profile must be ietf, stripe or exactly-once/],
+      [["http://127.0.0.1:9/x", "--data", DATA, "-H", "no colon"], /-H "no colon": expected "Name: value"/],
+      [["http://127.0.0.1:9/x", "--data", DATA, "--burst", "1"], /--burst must be a whole number from 2 to 500/],
+      [["http://127.0.0.1:9/x", "--data", DATA, "--frobnicate"], /Unknown option '--frobnicate'/],
+    ] as [string[], RegExp][]) {
+      const run = await cli(args);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr.trim().split("\n"), run.stderr).toHaveLength(1);
+      expect(run.stdout).toBe("");
+    }
+  });
+
+  it("exits 2 with one line when the URL cannot be reached", async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const port = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, "127.0.0.1", () => {
+        const p = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const run = await cli([`http://127.0.0.1:${port}/payments`, "--data", DATA]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(`exactly-once-check: cannot reach 127.0.0.1:${port}: ECONNREFUSED (--help for usage)`);
+  });
+});
+
+describe("the JUnit report", () => {
+  it("escapes what a server answered, whatever it was", () => {
+    const nasty = `</failure><x a="1" b='2'>&amp; ]]> \u0001\u001f\uFFFE`;
+    expect(xmlEscape(nasty)).toBe("&lt;/failure&gt;&lt;x a=&quot;1&quot; b=&apos;2&apos;&gt;&amp;amp; ]]&gt; \uFFFD\uFFFD\uFFFD");
+    const report: Report = {
+      target: `http://h/"x"&<y>`,
+      profile: "exactly-once",
+      trpc: false,
+      startedAt: new Date(0).toISOString(),
+      ms: 5,
+      checks: [
+        {
+          name: "replay",
+          verdict: "fail",
+          summary: nasty,
+          details: [nasty],
+          exchanges: [{ label: nasty, request: { method: "POST", url: "http://h/", headers: {} }, startedAt: "t", sentMs: 0, answeredMs: 1, answer: { status: 500, headers: {}, body: nasty } }],
+          ms: 1,
+        },
+      ],
+    };
+    assertWellFormed(toJunit(report));
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * npm run test:conformance — this app against its own conformance kit
+ * (packages/exactly-once-check), the binary as anyone would run it:
+ *
+ * 1. the run command (`scripts/start.ts`, as `npm start`) on a fresh database
+ *    (with DATABASE_URL: a new database on that server, dropped afterwards),
+ *    checked over REST (`/api/v1/payments`, the payments list as
+ *    --count-url) and over tRPC (`payments.create` with --trpc);
+ * 2. `npm run cluster`'s topology (HAProxy, two instances, PgBouncer) on the
+ *    same database, checked through HAProxy.
+ *
+ * Every check must pass, scope (a second tenant) and expiry (a 3 s key TTL)
+ * included. Ports 3241–3247 only (this task's range), loopback only. JUnit
+ * reports land in .data/conformance/. Exit 0 only when all three runs pass.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import { drizzle } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import { projectRoot, scratchClusterParent, stateDir } from "../db/cluster-home";
+import * as schema from "../db/schema";
+import { createTenant } from "../server/tenants/service";
+import { createFreshDatabase, type FreshDatabase } from "../tests/support/database";
+import { startCluster, type Cluster } from "./cluster/topology";
+
+const PORTS = { app: 3241, appPsp: 3242, haproxy: 3243, instances: [3244, 3245], pooler: 3246, clusterPsp: 3247 };
+const TTL_S = 3;
+const PAYMENT = '{"amount":"1.00","currency":"EUR","destination":"acct_test_123"}';
+const BIN = path.join(projectRoot, "node_modules", ".bin", "exactly-once-check");
+const REPORTS = path.join(stateDir, "conformance");
+/** Keys expire after TTL_S; the lease and the completer stay as deployed. */
+const APP_ENV = { IDEMPOTENCY_TTL_MS: String(TTL_S * 1000), LOG_LEVEL: "warn" };
+
+const say = (line: string) => process.stdout.write(`conformance: ${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let app: ChildProcess | undefined;
+let cluster: Cluster | undefined;
+let stopping = false;
+
+function stopApp(): Promise<void> {
+  const child = app;
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // Its own group: the run command, the Next.js server and a build still running.
+  process.kill(-child.pid, "SIGTERM");
+  return exited;
+}
+
+// Ctrl-C reaches this process once, or twice (npm forwards it): each time the same orderly stop, never a second handler lost.
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const)
+  process.on(signal, () => {
+    stopping = true;
+    void stopApp();
+  });
+
+async function healthy(url: string, ms = 300_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (stopping) throw new Error("stopped");
+    const ok = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+    if (ok) return;
+    if (app && app.exitCode !== null) throw new Error(`the app exited with ${app.exitCode} before it was healthy`);
+    if (Date.now() > deadline) throw new Error(`${url} not healthy within ${ms / 1000} s`);
+    await sleep(250);
+  }
+}
+
+async function tenants(url: string, names: string[]): Promise<string[]> {
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const db = drizzle({ client, schema });
+    const tokens: string[] = [];
+    for (const name of names) tokens.push((await createTenant(db, name)).token);
+    return tokens;
+  } finally {
+    await client.end({ timeout: 5 });
+  }
+}
+
+/** The binary, as CI would call it; its table goes to this process's output. */
+function kit(name: string, args: string[]): Promise<number> {
+  say(`${name}: exactly-once-check ${args.map((a) => (a.includes("Bearer ") ? a.replace(/Bearer \S+/, "Bearer …") : a)).join(" ")}`);
+  return new Promise((resolve) => {
+    const child = spawn(BIN, [...args, "--junit", path.join(REPORTS, `${name}.xml`), "--json", path.join(REPORTS, `${name}.json`)], { stdio: "inherit" });
+    child.on("exit", (code) => resolve(code ?? 1));
+  });
+}
+
+function kitArgs(url: string, countBase: string, token: string, other: string): string[] {
+  return [url, "--data", PAYMENT, "-H", `Authorization: Bearer ${token}`, "--other-header", `Authorization: Bearer ${other}`, "--count-url", `${countBase}/api/v1/payments?limit=100`, "--ttl", String(TTL_S)];
+}
+
+async function main(): Promise<number> {
+  rmSync(REPORTS, { recursive: true, force: true });
+  mkdirSync(REPORTS, { recursive: true });
+  let database: FreshDatabase | undefined;
+  const runDir = scratchClusterParent("conformance");
+  const codes: Record<string, number> = {};
+  try {
+    database = await createFreshDatabase("conformance");
+    const [rest, trpc, viaProxy, other] = await tenants(database.url, ["conformance-rest", "conformance-trpc", "conformance-cluster", "conformance-other"]);
+    // A stand-in of its own on this range's port, never one another run left on PSP_URL.
+    const env: NodeJS.ProcessEnv = { ...process.env, ...APP_ENV, HOST: "127.0.0.1", PORT: String(PORTS.app), DATABASE_URL: database.url, PSP_PORT: String(PORTS.appPsp) };
+    delete env.PSP_URL;
+    app = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: projectRoot, detached: true, stdio: ["ignore", "inherit", "inherit"], env });
+    const appUrl = `http://127.0.0.1:${PORTS.app}`;
+    await healthy(appUrl);
+    say(`the app serves on ${appUrl}`);
+    codes.rest = await kit("rest", kitArgs(`${appUrl}/api/v1/payments`, appUrl, rest!, other!));
+    codes.trpc = await kit("trpc", [...kitArgs(`${appUrl}/api/trpc/payments.create`, appUrl, trpc!, other!), "--trpc"]);
+    await stopApp();
+    if (stopping) return 130;
+
+    cluster = await startCluster({
+      primaryUrl: database.url,
+      instancePorts: PORTS.instances,
+      port: PORTS.haproxy,
+      poolerPort: PORTS.pooler,
+      pspPort: PORTS.clusterPsp,
+      runDir,
+      pspWebhookSecret: "whsec_conformance_only",
+      instanceEnv: { ...APP_ENV, ADMIN_PASSWORD: "a conformance admin password", DEMO_MODE: "false" },
+      onLog: (line) => say(`cluster: ${line}`),
+    });
+    say(`the cluster serves through HAProxy on ${cluster.url}`);
+    codes.cluster = await kit("cluster", kitArgs(`${cluster.url}/api/v1/payments`, cluster.url, viaProxy!, other!));
+  } finally {
+    await stopApp();
+    await cluster?.stop();
+    await database?.dispose();
+    rmSync(runDir, { recursive: true, force: true });
+  }
+  const failed = Object.entries(codes).filter(([, c]) => c !== 0);
+  say(`${Object.entries(codes).map(([k, c]) => `${k}: exit ${c}`).join(", ")}; JUnit in ${path.relative(projectRoot, REPORTS)}/`);
+  return failed.length === 0 && Object.keys(codes).length === 3 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`conformance: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);
