@@ -56,6 +56,21 @@ describe("Idempotency-Key header", () => {
       expect(res.status).toBe(201);
     }
   });
+
+  it("the IETF draft's quoted form names the same key as the bare form: one execution, the stored answer replayed", async () => {
+    const key = uniqueKey("sf");
+    const body = { tag: key, amount: 4 };
+    const bare = await post(tenant, "/t/atomic", body, key);
+    expect(bare.status).toBe(201);
+    const quoted = await post(tenant, "/t/atomic", body, `"${key}"`);
+    expect(quoted.status).toBe(201);
+    expect(quoted.headers.get("idempotent-replayed")).toBe("true");
+    expect(await quoted.text()).toBe(await bare.text());
+    expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+    // An sf-string that does not hold a valid key is refused like the bare form would be.
+    const spaced = await post(tenant, "/t/atomic", body, '"two words"');
+    expect(spaced.status).toBe(400);
+  });
 });
 
 describe("first request and replay", () => {
