@@ -37,6 +37,18 @@ let replays = new Map<string, Buffered & { count: number }>();
 let replayTimer: NodeJS.Timeout | undefined;
 let flushing: Promise<void> = Promise.resolve();
 
+let lastStamp = 0;
+
+/**
+ * Now, as ISO text to the microsecond and strictly increasing in this
+ * process: the events of one request follow each other within a millisecond,
+ * and their rows are read back in time order.
+ */
+function stamp(): string {
+  lastStamp = Math.max(Date.now() * 1000, lastStamp + 1);
+  return `${new Date(Math.floor(lastStamp / 1000)).toISOString().slice(0, 23)}${String(lastStamp % 1000).padStart(3, "0")}Z`;
+}
+
 /** The key row records these itself (created_at, completed_at, response_status): a debug line is enough. */
 const ON_THE_KEY_ROW: ReadonlySet<string> = new Set([IdempotencyEventType.Claimed, IdempotencyEventType.Completed]);
 
@@ -58,7 +70,7 @@ export function recordEvent(event: IdempotencyEvent): void {
     return;
   }
   logger.info({ idempotency: event }, `idempotency ${event.type}`);
-  const at = new Date().toISOString();
+  const at = stamp();
   if (event.type === IdempotencyEventType.Replayed) return countReplay(event, at);
   buffer.push({ ...event, at });
   if (buffer.length >= MAX_BATCH) void flushEvents({ replays: false });
@@ -96,9 +108,10 @@ export function flushEvents(options: { replays?: boolean } = {}): Promise<void> 
   if (options.replays !== false) {
     clearTimeout(replayTimer);
     replayTimer = undefined;
-    // Replays first: in a batch, row order is what ties of `at` sort by.
-    batch.unshift(...replays.values());
+    batch.push(...replays.values());
     replays = new Map();
+    // In time order, so the ids of one batch follow it too (a replayed row stands at its last replay).
+    batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   }
   for (let from = 0; from < batch.length; from += MAX_BATCH) {
     const part = batch.slice(from, from + MAX_BATCH);
