@@ -59,11 +59,24 @@ const toClaim = (r: RawClaim): Claim => ({ fence: Number(r.fence), generation: r
 
 export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
 
+/**
+ * A fragment without parameters built once: postgres-js makes every
+ * fragment a Query object (with a captured stack where the pool has a
+ * `debug` hook, as db/client.ts has), and only its text is read when it is
+ * embedded, so the hot statements reuse theirs instead of building them per
+ * request.
+ */
+function once(build: (q: ISql) => Fragment): (q: ISql) => Fragment {
+  let built: Fragment | undefined;
+  return (q) => (built ??= build(q));
+}
+
 /** The key row's columns as `KeyRow` reads them (`loaded`), from the row aliased `k`. */
-const keyColumns = (q: ISql) =>
-  q`k.procedure, k.fingerprint, k.state, k.fence, k.recovery_point, k.recovery_data::text as recovery_data,
+const keyColumns = once(
+  (q) => q`k.procedure, k.fingerprint, k.state, k.fence, k.recovery_point, k.recovery_data::text as recovery_data,
     k.response_status, k.response_body, ${generation(q, "k")} as generation,
-    ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over, ${leaseMsLeft(q, "k")} as lease_ms_left`;
+    ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over, ${leaseMsLeft(q, "k")} as lease_ms_left`,
+);
 
 export function load(q: ISql, k: KeyRef) {
   return q<RawRow[]>`select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}`;
@@ -116,8 +129,7 @@ const insertRow = (q: ISql, r: Request, p: Put) => q`
        case when ${p.state}::text <> ${KeyState.InProgress} then now() end,
        now() + ${r.ttlMs}::float8 * interval '1 millisecond')`;
 
-const returningClaim = (q: ISql) =>
-  q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`;
+const returningClaim = once((q) => q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`);
 
 /**
  * Takes a key that has no row: a plain INSERT, fence 1. Only a writer holding

@@ -22,9 +22,18 @@ export function setLocalLimits(limits: TransactionLimits, lockTimeoutMs = limits
  * SET LOCAL), so a statement the transaction sends anyway carries them: no
  * simple query of its own to parse and plan every time.
  */
-export const limitColumns = (q: ISql, limits: TransactionLimits): Fragment =>
-  q`set_config('idle_in_transaction_session_timeout', ${String(timeoutMs(limits.idleInTransactionTimeoutMs))}, true),
-    set_config('lock_timeout', ${String(timeoutMs(limits.lockTimeoutMs))}, true)`;
+const limitFragments = new WeakMap<TransactionLimits, Fragment>();
+
+export function limitColumns(q: ISql, limits: TransactionLimits): Fragment {
+  let columns = limitFragments.get(limits);
+  if (!columns) {
+    columns = q`set_config('idle_in_transaction_session_timeout', ${String(timeoutMs(limits.idleInTransactionTimeoutMs))}, true),
+      set_config('lock_timeout', ${String(timeoutMs(limits.lockTimeoutMs))}, true)`;
+    // A runtime's limits are one object for its life: built once (see store.ts, `once`).
+    limitFragments.set(limits, columns);
+  }
+  return columns;
+}
 
 /** PostgreSQL's lock_not_available: a lock wait ran past `lock_timeout`. */
 export const LOCK_NOT_AVAILABLE = "55P03";
