@@ -102,7 +102,10 @@ export function postgresUsed(from: PostgresProcesses, to: PostgresProcesses, win
  * benchmark's database and the server's own (WAL writer, checkpointer...),
  * listed by the server itself; the backends of other databases on a shared
  * server are not counted (its own processes are, whoever they work for: use
- * a server of the benchmark's own for PostgreSQL CPU). `sql` should be a
+ * a server of the benchmark's own for PostgreSQL CPU). Autovacuum is not
+ * counted either: on the run's young tables it comes in bursts that land in
+ * whichever window runs then (mostly the first scenarios), so it would move
+ * one side of a pair and not the other. `sql` should be a
  * connection of its own, so taking a snapshot never waits behind the load.
  * `settle` runs before each snapshot: work the window caused but deferred
  * (the event batches) is then counted in the window that caused it.
@@ -111,7 +114,8 @@ export function cpuProbe(sql: Sql, settle: () => Promise<void> = async () => und
   return async () => {
     await settle();
     const rows = await sql<{ pid: number }[]>`
-      select pid from pg_stat_activity where datname = current_database() or datname is null`;
+      select pid from pg_stat_activity
+      where (datname = current_database() or datname is null) and backend_type not like 'autovacuum%'`;
     return { ...selfSnapshot(), postgres: postgres(rows.map((r) => r.pid)), at: sinceBoot(), ...machine() };
   };
 }
