@@ -27,6 +27,8 @@ import { logger } from "../logger";
 const FLUSH_MS = 250;
 const REPLAY_FLUSH_MS = 60_000;
 const MAX_BATCH = 500;
+/** So many keys replayed within one minute are written at once, which bounds the memory they hold. */
+const MAX_REPLAYED_KEYS = 10_000;
 
 type Buffered = IdempotencyEvent & { at: string };
 
@@ -61,7 +63,8 @@ function countReplay(event: IdempotencyEvent, at: string): void {
     seen.status = event.status;
     seen.fence = event.fence;
   } else replays.set(bucket, { ...event, count: 1, at });
-  replayTimer ??= setTimeout(() => void flushEvents(), REPLAY_FLUSH_MS).unref();
+  if (replays.size >= MAX_REPLAYED_KEYS) void flushEvents();
+  else replayTimer ??= setTimeout(() => void flushEvents(), REPLAY_FLUSH_MS).unref();
 }
 
 export function recordEvent(event: IdempotencyEvent): void {
