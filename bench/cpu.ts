@@ -17,7 +17,15 @@ import type { Sql } from "postgres";
  * JavaScript runs on that one thread, so a loop busy all the time is the
  * app's limit whatever the other cores do.
  */
-export type CpuSnapshot = { self: number; loop: EventLoopUtilization; postgres?: number; busy?: number; total?: number };
+export type CpuSnapshot = {
+  self: number;
+  loop: EventLoopUtilization;
+  postgres?: PostgresProcesses;
+  /** When the snapshot was taken, in µs since boot (the clock of process start times). */
+  at?: number;
+  busy?: number;
+  total?: number;
+};
 
 /** This process alone: CPU of all its threads, and its event loop. */
 export function selfSnapshot(): CpuSnapshot {
@@ -39,10 +47,21 @@ function machine(): { busy: number; total: number } | undefined {
   }
 }
 
-/** CPU of the given PostgreSQL processes; undefined when they are not on this machine (a remote server). */
-function postgres(pids: number[]): number | undefined {
-  let ticks = 0;
-  let seen = 0;
+/** Each PostgreSQL process's CPU so far (µs) and when it started (µs since boot). */
+export type PostgresProcesses = Map<number, { cpu: number; start: number }>;
+
+/** Microseconds since boot, on the clock /proc gives process start times in. */
+function sinceBoot(): number | undefined {
+  try {
+    return Number(readFileSync("/proc/uptime", "utf8").split(" ", 1)[0]) * 1_000_000;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The given PostgreSQL processes as they stand; undefined when none is on this machine (a remote server). */
+function postgres(pids: number[]): PostgresProcesses | undefined {
+  const seen: PostgresProcesses = new Map();
   for (const pid of pids) {
     let stat: string;
     try {
@@ -53,24 +72,51 @@ function postgres(pids: number[]): number | undefined {
     const close = stat.lastIndexOf(")");
     if (!stat.slice(stat.indexOf("(") + 1, close).startsWith("postgres")) continue;
     const f = stat.slice(close + 2).split(" ");
-    ticks += Number(f[11]) + Number(f[12]);
-    seen++;
+    seen.set(pid, { cpu: (Number(f[11]) + Number(f[12])) * TICK_US, start: Number(f[19]) * TICK_US });
   }
-  return seen ? ticks * TICK_US : undefined;
+  return seen.size ? seen : undefined;
+}
+
+/**
+ * PostgreSQL's CPU between two snapshots, process by process: a process
+ * seen at both edges adds what it used in between, and one that started
+ * inside the window adds all it used. Summing the totals at each edge
+ * instead (as this once did) subtracts the whole life of a process that
+ * ended in the window and adds the whole life of one first listed at the
+ * second edge; neither belongs to the window. A process that ended in the
+ * window is lost either way: the pool keeps its connections, so those are
+ * rare (an autovacuum worker).
+ */
+export function postgresUsed(from: PostgresProcesses, to: PostgresProcesses, windowStart: number): number {
+  let used = 0;
+  for (const [pid, now] of to) {
+    const before = from.get(pid);
+    if (before && before.start === now.start) used += now.cpu - before.cpu;
+    else if (now.start >= windowStart) used += now.cpu;
+  }
+  return used;
 }
 
 /**
  * Snapshots with PostgreSQL's share taken from the processes serving the
  * benchmark's database and the server's own (WAL writer, checkpointer...),
  * listed by the server itself; the backends of other databases on a shared
- * server are not counted. `sql` should be a connection of its own, so taking
- * a snapshot never waits behind the load.
+ * server are not counted (its own processes are, whoever they work for: use
+ * a server of the benchmark's own for PostgreSQL CPU). Autovacuum is not
+ * counted either: on the run's young tables it comes in bursts that land in
+ * whichever window runs then (mostly the first scenarios), so it would move
+ * one side of a pair and not the other. `sql` should be a
+ * connection of its own, so taking a snapshot never waits behind the load.
+ * `settle` runs before each snapshot: work the window caused but deferred
+ * (the event batches) is then counted in the window that caused it.
  */
-export function cpuProbe(sql: Sql): () => Promise<CpuSnapshot> {
+export function cpuProbe(sql: Sql, settle: () => Promise<void> = async () => undefined): () => Promise<CpuSnapshot> {
   return async () => {
+    await settle();
     const rows = await sql<{ pid: number }[]>`
-      select pid from pg_stat_activity where datname = current_database() or datname is null`;
-    return { ...selfSnapshot(), postgres: postgres(rows.map((r) => r.pid)), ...machine() };
+      select pid from pg_stat_activity
+      where (datname = current_database() or datname is null) and backend_type not like 'autovacuum%'`;
+    return { ...selfSnapshot(), postgres: postgres(rows.map((r) => r.pid)), at: sinceBoot(), ...machine() };
   };
 }
 
@@ -82,7 +128,7 @@ export type CpuUse = { selfUs: number; loopBusy: number; postgresUs?: number; ot
 
 export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse {
   const self = to.self - from.self;
-  const pg = to.postgres !== undefined && from.postgres !== undefined ? to.postgres - from.postgres : undefined;
+  const pg = to.postgres && from.postgres && from.at !== undefined ? postgresUsed(from.postgres, to.postgres, from.at) : undefined;
   const total = to.total !== undefined && from.total !== undefined ? to.total - from.total : undefined;
   const busy = to.busy !== undefined && from.busy !== undefined ? to.busy - from.busy : undefined;
   const other = busy !== undefined && total && pg !== undefined ? Math.max(0, busy - self - pg) / total : undefined;

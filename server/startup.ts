@@ -20,6 +20,7 @@ import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
 import { env } from "./env";
 import { startCompleter } from "./keys/completer";
+import { flushEvents } from "./keys/events";
 import { startExpirySweep } from "./keys/sweep";
 import { logger } from "./logger";
 import { startPspProcess, type PspProcess } from "./psp/process";
@@ -67,6 +68,8 @@ async function boot(): Promise<void> {
     : startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET }).then((p) => (started.psp = p));
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
+  // A clean stop writes what the event writer holds (a minute's replay counts at most) before the pool closes.
+  started.stops.push(() => flushEvents());
   started.stops.push(startExpirySweep(env.IDEMPOTENCY_SWEEP_MS).stop);
   started.stops.push(startCompleter(env.COMPLETER_INTERVAL_MS).stop);
   started.stops.push(

@@ -23,8 +23,9 @@ export async function keyActivity(ctx: { sql: Sql }, input: { tenantId?: string 
     with w as (select date_trunc('minute', now()) - ${MINUTES - 1} * interval '1 minute' as first)
     select extract(epoch from w.first)::float8 * 1000 as first, extract(epoch from g.minute)::float8 * 1000 as ms, g.type, g.n
     from w left join lateral (
-      -- date_bin and a plain count keep the per-event work small: an hour can hold a few hundred thousand events.
-      select date_bin('1 minute', e.at, w.first) as minute, e.type, count(*)::int as n
+      -- date_bin and a plain sum keep the per-event work small: an hour can hold a few hundred thousand events.
+      -- A replayed row stands for that key's replays in its minute (\`count\`); every other event is one.
+      select date_bin('1 minute', e.at, w.first) as minute, e.type, sum(coalesce(e.count, 1))::int as n
       from idempotency_events e
       where e.at >= w.first and e.type in ${q([...ACTIVITY_TYPES])} ${tenant}
       group by 1, 2) g on true`;

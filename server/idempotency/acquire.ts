@@ -20,7 +20,7 @@ import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type Idempo
 import { IdempotencyEventType as E, type IdempotencyEvent } from "./events";
 import { KeyState } from "./schema";
 import * as store from "./store";
-import { inTransaction, isLockTimeout, setLocalLimits, setLocalLockTimeout, type KeyTransaction } from "./transaction";
+import { inTransaction, isLockTimeout, limitColumns, setLocalLockTimeout, type KeyTransaction } from "./transaction";
 import type { TransactionLimits } from "./types";
 
 /** One request's hold on its key: what it would store, its budgets, and how it reports events. */
@@ -83,25 +83,23 @@ export function refuse(a: Attempt, error: IdempotencyError): never {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Opens the key's transaction: BEGIN with its limits (SET LOCAL), the
- * advisory lock, an optional savepoint after it (a rollback to it keeps the
- * lock), and the row. The lock is tried first, in the same round trip as
- * the row, so an attempt nobody holds the key against costs what it always
- * did. Only when another holds the lock does a second round trip wait for it
- * (at most `waitMs`) and read the row again, and the wait is reported
- * (`waited`, with its length). The row is read by its own statement after
- * the lock, so it sees what the previous holder committed (a failed try's
- * row is read again).
+ * Opens the key's transaction: BEGIN, then one prepared statement that sets
+ * its limits, tries the advisory lock and reads the row (`store.take`), and
+ * an optional savepoint after the lock (a rollback to it keeps the lock). So
+ * an attempt nobody holds the key against costs one round trip of three
+ * statements. Only when another holds the lock does a second round trip wait
+ * for it (at most `waitMs`) and read the row again by a statement of its own,
+ * which sees what that holder committed; the wait is reported (`waited`,
+ * with its length).
  */
 async function lockAndLoad(t: KeyTransaction, a: Attempt, savepoint: string | undefined): Promise<store.KeyRow | undefined> {
   const id = lockId(a);
-  const [[tried], rows] = await t.begin(
-    setLocalLimits(a.limits),
-    t.conn<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${id}::int8) as locked`,
-    store.load(t.conn, a),
+  const [[taken]] = await t.begin(
+    "",
+    store.take(t.conn, a, id, limitColumns(t.conn, a.limits)),
     ...(savepoint ? [t.conn.unsafe(`savepoint ${savepoint}`)] : []),
   );
-  if (tried?.locked) return store.loaded(rows);
+  if (taken!.locked) return store.loaded([taken!]);
 
   const own = a.waitMs !== a.limits.lockTimeoutMs;
   const wait = [
@@ -132,7 +130,8 @@ async function waitForHolder(sql: Sql, a: Attempt): Promise<store.KeyRow | undef
 /**
  * The acquisition step. `work` runs in the locked transaction once the key is
  * this attempt's to take, and must end that transaction (commit) or return
- * undefined to look again (the row changed under a lock-free writer).
+ * undefined to look again (the row changed under a lock-free writer, or
+ * since `take` read it: then its take fails, and that is looked again too).
  */
 export async function acquire<T>(
   sql: Sql,
@@ -175,7 +174,11 @@ export async function acquire<T>(
         recoveryPoint: decision === Decision.Takeover ? row!.recoveryPoint : "started",
         recoveryData: decision === Decision.Takeover ? row!.recoveryData : null,
       };
-      const value = await work(t, owned);
+      // A take that finds the row changed since it was read (store.rowChanged) aborted the transaction: look again.
+      const value = await work(t, owned).catch((error: unknown) => {
+        if (store.rowChanged(error)) return undefined;
+        throw error;
+      });
       return value === undefined ? undefined : { kind: "owned", value };
     });
     if (step?.kind === "owned" || step?.kind === "replay") return step;

@@ -2,8 +2,9 @@
  * The atomic flavour: the handler's writes and the key row commit in ONE
  * transaction, and the key row is written once, at the end.
  *
- * 1. One round trip: BEGIN, the key's advisory lock (a duplicate waits here,
- *    at most `waitMs`), a SAVEPOINT, and the key row's lookup.
+ * 1. One round trip: BEGIN, one statement with the key's advisory lock (a
+ *    duplicate waits here, at most `waitMs`) and the key row's lookup, and a
+ *    SAVEPOINT.
  * 2. The handler writes through `ctx.idempotency.tx`.
  * 3. One round trip: the key row (completed, failed, or released) and COMMIT.
  *

@@ -9,7 +9,7 @@
  * several of them in one pipeline or one transaction. A statement returned
  * unawaited is sent when awaited: the caller decides its place in a pipeline.
  */
-import type { ISql, Sql } from "postgres";
+import type { Fragment, ISql, Sql } from "postgres";
 import { generation, isExpired, isLeaseOver, leaseMsLeft } from "./rules";
 import { KeyState } from "./schema";
 
@@ -59,18 +59,50 @@ const toClaim = (r: RawClaim): Claim => ({ fence: Number(r.fence), generation: r
 
 export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
 
+/**
+ * A fragment without parameters built once: postgres-js makes every
+ * fragment a Query object (with a captured stack where the pool has a
+ * `debug` hook, as db/client.ts has), and only its text is read when it is
+ * embedded, so the hot statements reuse theirs instead of building them per
+ * request.
+ */
+function once(build: (q: ISql) => Fragment): (q: ISql) => Fragment {
+  let built: Fragment | undefined;
+  return (q) => (built ??= build(q));
+}
+
+/** The key row's columns as `KeyRow` reads them (`loaded`), from the row aliased `k`. */
+const keyColumns = once(
+  (q) => q`k.procedure, k.fingerprint, k.state, k.fence, k.recovery_point, k.recovery_data::text as recovery_data,
+    k.response_status, k.response_body, ${generation(q, "k")} as generation,
+    ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over, ${leaseMsLeft(q, "k")} as lease_ms_left`,
+);
+
 export function load(q: ISql, k: KeyRef) {
-  return q<RawRow[]>`
-    select procedure, fingerprint, state, fence, recovery_point, recovery_data::text as recovery_data,
-           response_status, response_body, ${generation(q, "k")} as generation,
-           ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over, ${leaseMsLeft(q, "k")} as lease_ms_left
-    from idempotency_keys k
-    where tenant_id = ${k.tenantId} and key = ${k.key}`;
+  return q<RawRow[]>`select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}`;
+}
+
+/**
+ * One statement that opens a key's transaction after BEGIN: the transaction's
+ * limits (`columns`), the key's advisory lock (tried, never waited for) and
+ * the key row. The row is read under the statement's snapshot, taken before
+ * the lock: a holder that committed in between is missed here, but never
+ * overwritten, because every take is guarded (a fresh INSERT by the primary
+ * key, a retake by the fence it saw) and fails on such a row (`rowChanged`),
+ * and the acquisition then looks again. Always one row: `locked`, and the
+ * key's columns (null when it has no row).
+ */
+export function take(q: ISql, k: KeyRef, lockId: string, columns: Fragment) {
+  return q<(RawRow & { locked: boolean })[]>`
+    select ${columns}, pg_try_advisory_xact_lock(${lockId}::int8) as locked, r.*
+    from (select 1) one left join lateral (
+      select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}) r on true`;
 }
 
 export const loaded = (rows: RawRow[]): KeyRow | undefined => {
   const r = rows[0];
-  if (!r) return undefined;
+  // A row of `take` for a key without a row has its columns null.
+  if (!r?.state) return undefined;
   return {
     ...toClaim(r),
     procedure: r.procedure,
@@ -97,14 +129,14 @@ const insertRow = (q: ISql, r: Request, p: Put) => q`
        case when ${p.state}::text <> ${KeyState.InProgress} then now() end,
        now() + ${r.ttlMs}::float8 * interval '1 millisecond')`;
 
-const returningClaim = (q: ISql) =>
-  q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`;
+const returningClaim = once((q) => q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`);
 
 /**
  * Takes a key that has no row: a plain INSERT, fence 1. Only a writer holding
- * the key's advisory lock inserts, so a row that appeared anyway is a broken
- * invariant: the unique violation aborts the transaction (and the COMMIT
- * pipelined after it) rather than let anything commit without its key row.
+ * the key's advisory lock inserts, but it may have read the key before a
+ * previous holder's commit became visible (`take`): then the unique
+ * violation aborts the transaction (and the COMMIT pipelined after it), so
+ * nothing commits without its key row, and the acquisition looks again.
  */
 function insert(q: ISql, r: Request, p: Put) {
   return q<RawClaim[]>`
@@ -144,6 +176,17 @@ function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean)
     ${returningClaim(q)})
     select * from taken
     ${orFail ? q`union all select null::bigint, null::text, null::text, null::text where 1 / (select count(*)::int from taken) = 0` : q``}`;
+}
+
+/**
+ * The take failed because the row is not what the taker saw: a row appeared
+ * under a fresh INSERT (unique_violation), or a retake's `orFail` guard
+ * found it changed (its division by zero). The transaction is aborted; the
+ * acquisition looks again and decides on the row as it is now.
+ */
+export function rowChanged(error: unknown): boolean {
+  const e = error as { code?: string; table_name?: string } | undefined;
+  return (e?.code === "23505" && e.table_name === "idempotency_keys") || e?.code === "22012";
 }
 
 /** Takes the key in one statement, whatever the acquisition found (no row: 0), guarded by the fence it saw. */

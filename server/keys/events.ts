@@ -1,9 +1,17 @@
 /**
  * The sink for idempotency events: every event goes to the log at once, and
- * those the key row cannot tell (replays, conflicts, mismatches, takeovers,
+ * those the key row cannot tell (conflicts, mismatches, waits, takeovers,
  * releases, expiry, lost leases) into `idempotency_events` in batches, off
- * the request path. The same batch adds its replays to the keys' replay count
- * and last replay, so a replay itself writes nothing.
+ * the request path.
+ *
+ * Replays are the common case and tell an operator little one by one, so
+ * they are counted in memory, per key and minute, and written once a minute
+ * (or when `flushEvents` is called: tests, shutdown): one `replayed` row per
+ * key and minute with how many (`count`), and the same statement adds them to
+ * the key's replay count and last replay. A replay itself writes nothing, and
+ * a key replayed all minute long costs one row and one update. What a crash
+ * loses is at most that minute's replay counts, never an operator event
+ * (those flush within 250 ms).
  *
  * One prepared statement takes the batch as arrays (`unnest`): its text is
  * the same for every batch size, and building it costs a few microseconds a
@@ -17,16 +25,47 @@ import { IdempotencyEventType, type IdempotencyEvent } from "../idempotency";
 import { logger } from "../logger";
 
 const FLUSH_MS = 250;
+const REPLAY_FLUSH_MS = 60_000;
 const MAX_BATCH = 500;
+/** So many keys replayed within one minute are written at once, which bounds the memory they hold. */
+const MAX_REPLAYED_KEYS = 10_000;
 
 type Buffered = IdempotencyEvent & { at: string };
 
 let buffer: Buffered[] = [];
 let timer: NodeJS.Timeout | undefined;
+/** A key's replays in one minute: the row they become (`count` so far, `at` the last of them). */
+let replays = new Map<string, Buffered & { count: number }>();
+let replayTimer: NodeJS.Timeout | undefined;
 let flushing: Promise<void> = Promise.resolve();
+
+let lastStamp = 0;
+
+/**
+ * Now, as ISO text to the microsecond and strictly increasing in this
+ * process: the events of one request follow each other within a millisecond,
+ * and their rows are read back in time order.
+ */
+function stamp(): string {
+  lastStamp = Math.max(Date.now() * 1000, lastStamp + 1);
+  return `${new Date(Math.floor(lastStamp / 1000)).toISOString().slice(0, 23)}${String(lastStamp % 1000).padStart(3, "0")}Z`;
+}
 
 /** The key row records these itself (created_at, completed_at, response_status): a debug line is enough. */
 const ON_THE_KEY_ROW: ReadonlySet<string> = new Set([IdempotencyEventType.Claimed, IdempotencyEventType.Completed]);
+
+function countReplay(event: IdempotencyEvent, at: string): void {
+  const bucket = `${event.tenantId}\0${event.key}\0${at.slice(0, 16)}`;
+  const seen = replays.get(bucket);
+  if (seen) {
+    seen.count++;
+    seen.at = at;
+    seen.status = event.status;
+    seen.fence = event.fence;
+  } else replays.set(bucket, { ...event, count: 1, at });
+  if (replays.size >= MAX_REPLAYED_KEYS) void flushEvents();
+  else replayTimer ??= setTimeout(() => void flushEvents(), REPLAY_FLUSH_MS).unref();
+}
 
 export function recordEvent(event: IdempotencyEvent): void {
   if (ON_THE_KEY_ROW.has(event.type)) {
@@ -34,9 +73,11 @@ export function recordEvent(event: IdempotencyEvent): void {
     return;
   }
   logger.info({ idempotency: event }, `idempotency ${event.type}`);
-  buffer.push({ ...event, at: new Date().toISOString() });
-  if (buffer.length >= MAX_BATCH) void flushEvents();
-  else timer ??= setTimeout(() => void flushEvents(), FLUSH_MS).unref();
+  const at = stamp();
+  if (event.type === IdempotencyEventType.Replayed) return countReplay(event, at);
+  buffer.push({ ...event, at });
+  if (buffer.length >= MAX_BATCH) void flushEvents({ replays: false });
+  else timer ??= setTimeout(() => void flushEvents({ replays: false }), FLUSH_MS).unref();
 }
 
 function writeBatch(batch: Buffered[]) {
@@ -49,27 +90,41 @@ function writeBatch(batch: Buffered[]) {
         ${column((e) => e.type)}::text[], ${column((e) => e.fence ?? null)}::bigint[], ${column((e) => e.status ?? null)}::int[],
         ${column((e) => e.recoveryPoint ?? null)}::text[], ${column((e) => e.count ?? null)}::int[],
         ${column((e) => e.waitedMs ?? null)}::int[], ${column((e) => e.at)}::text[]::timestamptz[])
-      returning tenant_id, key, type, at),
+      returning tenant_id, key, type, count, at),
     replays as (
-      select tenant_id, key, count(*)::int as n, max(at) as last from inserted
+      select tenant_id, key, sum(coalesce(count, 1))::int as n, max(at) as last from inserted
       where type = ${IdempotencyEventType.Replayed} group by tenant_id, key)
     update idempotency_keys k set replay_count = k.replay_count + r.n, last_replayed_at = greatest(k.last_replayed_at, r.last)
     from replays r where k.tenant_id = r.tenant_id and k.key = r.key`;
 }
 
-/** Writes what is buffered; tests and shutdown await it. */
-export function flushEvents(): Promise<void> {
+/**
+ * Writes what is buffered, and the replay counts unless `replays` is false
+ * (the 250 ms timer of the other events leaves those to their minute).
+ * Tests and shutdown await it.
+ */
+export function flushEvents(options: { replays?: boolean } = {}): Promise<void> {
   clearTimeout(timer);
   timer = undefined;
   const batch = buffer;
   buffer = [];
-  if (batch.length === 0) return flushing;
-  flushing = flushing
-    .then(() => writeBatch(batch))
-    .then(
-      () => undefined,
-      (err: unknown) => logger.error({ err, lost: batch.length }, "writing idempotency events failed"),
-    );
+  if (options.replays !== false) {
+    clearTimeout(replayTimer);
+    replayTimer = undefined;
+    batch.push(...replays.values());
+    replays = new Map();
+    // In time order, so the ids of one batch follow it too (a replayed row stands at its last replay).
+    batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  }
+  for (let from = 0; from < batch.length; from += MAX_BATCH) {
+    const part = batch.slice(from, from + MAX_BATCH);
+    flushing = flushing
+      .then(() => writeBatch(part))
+      .then(
+        () => undefined,
+        (err: unknown) => logger.error({ err, lost: part.length }, "writing idempotency events failed"),
+      );
+  }
   return flushing;
 }
 

@@ -3,7 +3,8 @@
  * the decision table (README.md), then the advisory lock it takes: a
  * duplicate waits on it and replays, a wait over budget is a 409 with a
  * Retry-After taken from the holder's lease (REST and tRPC alike), the two
- * flavours exclude each other on one key, a replay writes nothing, and the
+ * flavours exclude each other on one key, a row committed after the
+ * acquisition read the key is not overwritten, a replay writes nothing, and the
  * downstream key does not depend on the session's TimeZone.
  */
 import { createHash } from "node:crypto";
@@ -204,6 +205,34 @@ describe("the key's advisory lock", () => {
     expect((await recoverable).status).toBe(201);
     expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([`${key}:recorded`, `${key}:settled`]);
     hooks.delete(key);
+  });
+});
+
+describe("a key row the acquisition could not see yet", () => {
+  // The acquisition reads the row in the statement that takes the lock, so a
+  // holder committing in between is missed. Played here by committing the
+  // row from another connection while the handler runs: the take must fail
+  // on it, roll the handler's writes back and answer from that row.
+  it("fails the take, rolls back the handler's writes and replays the row it missed", async () => {
+    const key = uniqueKey("missed");
+    const body = { tag: key, amount: 3 };
+    const stored = JSON.stringify({ stored: "by the holder it missed" });
+    hooks.set(key, async (point) => {
+      if (point !== "after-write") return;
+      await database().sql`
+        insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, response_status, response_body, completed_at, expires_at)
+        values (${tenant.id}, ${key}, 'atomic', ${fingerprint("atomic", { ...body, outcome: "ok" }).hash}, '', 'completed', 201, ${stored}, now(), now() + interval '1 minute')`;
+    });
+    try {
+      const res = await post(tenant, "/t/atomic", body, key);
+      expect(res.status).toBe(201);
+      expect(res.headers.get("idempotent-replayed")).toBe("true");
+      expect(await res.text()).toBe(stored);
+      expect(await effectsFor(tenant.id, key)).toHaveLength(0);
+      expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "1", response_body: stored });
+    } finally {
+      hooks.delete(key);
+    }
   });
 });
 

@@ -93,4 +93,22 @@ describe("events", () => {
     expect(await types(key)).toEqual(["replayed", "mismatch"]);
     expect(await types(boom)).toEqual(["released", "takeover", "released"]);
   });
+
+  it("counts a key's replays per minute: one row with how many, added to the key's replay count", async () => {
+    const key = uniqueKey("replays");
+    await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key);
+    // Not across a minute boundary, so the four replays share one row.
+    const second = new Date().getUTCSeconds();
+    if (second > 55) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
+    for (let i = 0; i < 4; i++) await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key);
+    await post(tenant, "/t/atomic", { tag: key, amount: 2 }, key);
+    await flushEvents();
+    const rows = await database().sql<{ type: string; count: number | null }[]>`
+      select type, count from idempotency_events where tenant_id = ${tenant.id} and key = ${key} order by id`;
+    expect(rows).toEqual([
+      { type: "replayed", count: 4 },
+      { type: "mismatch", count: null },
+    ]);
+    expect((await keyRow(tenant.id, key))!.replay_count).toBe(4);
+  });
 });
