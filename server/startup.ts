@@ -52,8 +52,11 @@ export function startServer(cannotStart: (error: unknown) => void): void {
     await stopped?.catch((err: unknown) => logger.error({ err }, "stopping PostgreSQL failed"));
     if (code !== undefined) process.exit(code);
   };
-  process.once("SIGTERM", (signal) => void stop(signal, 0));
-  process.once("SIGINT", (signal) => void stop(signal, 0));
+  // `on`, not `once`: Ctrl-C reaches the whole process group and the run command forwards it too, so a
+  // second signal comes while the first stop runs; without a listener it would kill us mid-stop and
+  // leave the embedded cluster running. `stop` itself runs once.
+  process.on("SIGTERM", (signal) => void stop(signal, 0));
+  process.on("SIGINT", (signal) => void stop(signal, 0));
   void boot().catch(async (error: unknown) => {
     await stop("failure", undefined);
     cannotStart(error);

@@ -51,8 +51,9 @@ async function stop(signal: NodeJS.Signals) {
     process.exit(1);
   }
 }
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
+// `on`: a second signal (Ctrl-C reaches the whole group) must find a listener, not the default action.
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
 process.once("disconnect", () => void stop("SIGHUP"));
 // The supervisor may have gone while we were starting, before the listener above.
 if (supervised && !process.connected) void stop("SIGHUP");
