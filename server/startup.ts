@@ -12,9 +12,11 @@
  * exits non-zero with one line. Once serving, a monitor keeps the gate honest
  * through an outage, and restarts the embedded cluster if it dies.
  */
+import path from "node:path";
 import { isDatabaseUnavailable, markDatabase, markReady, markStarting } from "../db/availability";
 import { ensureDatabase, startEmbedded, type Booted } from "../db/bootstrap";
 import { closeDatabase } from "../db/client";
+import { clusterDir, stateDir } from "../db/cluster-home";
 import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
@@ -67,7 +69,7 @@ async function boot(): Promise<void> {
   // The contract: the run command also serves the provider stand-in, unless PSP_URL names one.
   const psp = env.PSP_URL
     ? undefined
-    : startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET }).then((p) => (started.psp = p));
+    : startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET, dataFile: standInRecords() }).then((p) => (started.psp = p));
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
   started.stops.push(startExpirySweep(env.IDEMPOTENCY_SWEEP_MS).stop);
@@ -88,6 +90,18 @@ async function boot(): Promise<void> {
   );
   markReady();
   logger.info("serving");
+}
+
+/**
+ * Where the stand-in keeps its charges across restarts, so that they stay
+ * beside the payments they pair with: next to the embedded cluster's data
+ * directory (deleting both starts afresh; a test's scratch cluster takes
+ * them with it), else in the checkout's state directory. One file per port:
+ * the provider at that address.
+ */
+function standInRecords(): string {
+  const home = env.DATABASE_URL ? stateDir : path.dirname(clusterDir(env.EMBEDDED_PG_DIR));
+  return path.join(home, `psp-${env.PSP_PORT}.jsonl`);
 }
 
 /** ensureDatabase, again and again with backoff while the database cannot be reached, for DATABASE_WAIT_MS. */
