@@ -16,7 +16,7 @@ import path from "node:path";
 import { isDatabaseUnavailable, markDatabase, markReady, markStarting } from "../db/availability";
 import { ensureDatabase, startEmbedded, type Booted } from "../db/bootstrap";
 import { closeDatabase } from "../db/client";
-import { clusterDir, stateDir } from "../db/cluster-home";
+import { clusterDir } from "../db/cluster-home";
 import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
@@ -93,15 +93,17 @@ async function boot(): Promise<void> {
 }
 
 /**
- * Where the stand-in keeps its charges across restarts, so that they stay
- * beside the payments they pair with: next to the embedded cluster's data
- * directory (deleting both starts afresh; a test's scratch cluster takes
- * them with it), else in the checkout's state directory. One file per port:
- * the provider at that address.
+ * Where the stand-in keeps its charges across restarts: beside the embedded
+ * cluster's data directory, so they stay with the payments they pair with
+ * (deleting both starts afresh; a test's scratch cluster takes them along),
+ * one file per port, the provider at that address. With DATABASE_URL the
+ * app cannot tell which records belong to that database: memory only,
+ * unless PSP_DATA_FILE names a file (the stand-in reads it from the
+ * environment it inherits).
  */
-function standInRecords(): string {
-  const home = env.DATABASE_URL ? stateDir : path.dirname(clusterDir(env.EMBEDDED_PG_DIR));
-  return path.join(home, `psp-${env.PSP_PORT}.jsonl`);
+function standInRecords(): string | undefined {
+  if (env.DATABASE_URL) return undefined;
+  return path.join(path.dirname(clusterDir(env.EMBEDDED_PG_DIR)), `psp-${env.PSP_PORT}.jsonl`);
 }
 
 /** ensureDatabase, again and again with backoff while the database cannot be reached, for DATABASE_WAIT_MS. */
