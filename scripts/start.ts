@@ -64,6 +64,27 @@ async function main(): Promise<void> {
   process.on("SIGTERM", forward);
   process.on("SIGINT", forward);
   server.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + constants.signals[signal] : 1)));
+  await announceWhenReady(`http://${env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST}:${env.PORT}`, env.ADMIN_PASSWORD === DEMO_ADMIN_PASSWORD, env.DEMO_MODE, () => forwarded || server.exitCode !== null);
+}
+
+/**
+ * One line once the server answers healthy, so a newcomer knows where to
+ * click: the address, the pages, and the demo password when it is the one
+ * in use. Nothing if the run stops first.
+ */
+async function announceWhenReady(url: string, demoPassword: boolean, lab: boolean, stopped: () => boolean): Promise<void> {
+  while (!stopped()) {
+    const healthy = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (healthy) {
+      const pages = [`${url}/checkout`, ...(lab ? [`${url}/lab`] : []), `${url}/admin${demoPassword ? ` (password "${DEMO_ADMIN_PASSWORD}")` : ""}`, `${url}/docs`];
+      process.stderr.write(`Ready on ${url}: ${pages.join(", ")}. Ctrl-C stops everything.\n`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
