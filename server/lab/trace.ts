@@ -74,7 +74,8 @@ const LAB_KEY_PREFIX = labKeyOf("");
  * attempt answered (status, and whether it was a replay).
  */
 export async function traceCompleterAttempt<T>(key: string, response: { status?: number; headers: Headers }, attempt: () => Promise<T>): Promise<T> {
-  const run = isDemoMode() && key.startsWith(LAB_KEY_PREFIX) ? await findRun(key.slice(LAB_KEY_PREFIX.length)) : undefined;
+  // The prefix first: outside the lab (every real key) nothing else is looked at.
+  const run = key.startsWith(LAB_KEY_PREFIX) && isDemoMode() ? await findRun(key.slice(LAB_KEY_PREFIX.length)) : undefined;
   if (!run) return attempt();
   return withinRun(run, async () => {
     recordStep(Lane.Completer, Lane.App, "completer takes the key up: its lease ran out with no client finishing it");
