@@ -269,19 +269,21 @@ function running(dir: string, port: number, password: string, pid: number, owned
     if (isPostgres(pid)) process.kill(pid, "SIGINT");
   };
   if (owned) process.once("exit", onExit);
+  // One stop however often it is asked for (a signal per Ctrl-C, a failed start): every caller waits for the same one.
+  let stopped: Promise<void> | undefined;
+  const stop = async () => {
+    process.removeListener("exit", onExit);
+    forgetEmbeddedPostgres(dir);
+    await stopPid(pid);
+    if (ownerOf(dir) === process.pid) rmSync(path.join(dir, OWNER_FILE), { force: true });
+  };
   return {
     url: urlFor(password, port),
     dir,
     port,
     owned,
     alive: () => isPostgres(pid),
-    stop: async () => {
-      if (!owned) return;
-      process.removeListener("exit", onExit);
-      forgetEmbeddedPostgres(dir);
-      await stopPid(pid);
-      if (ownerOf(dir) === process.pid) rmSync(path.join(dir, OWNER_FILE), { force: true });
-    },
+    stop: () => (owned ? (stopped ??= stop()) : Promise.resolve()),
   };
 }
 

@@ -12,6 +12,7 @@
  */
 import { spawn } from "node:child_process";
 import { isIP } from "node:net";
+import { constants } from "node:os";
 
 /** The demo's documented admin password; anything real sets its own ADMIN_PASSWORD. */
 const DEMO_ADMIN_PASSWORD = "demo-admin";
@@ -51,10 +52,39 @@ async function main(): Promise<void> {
     stdio: "inherit",
     env: { ...process.env, NODE_ENV: "production", NEXT_MANUAL_SIG_HANDLE: "true" },
   });
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.on(signal, () => server.kill(signal));
+  // One stop, however many signals: the first is passed on (a SIGTERM sent to this process alone must
+  // reach the server); later ones, and the copy Ctrl-C gives the whole group, need no second stop.
+  // The listeners stay, so no repeated signal can end this process before the server has stopped.
+  let forwarded = false;
+  const forward = (signal: NodeJS.Signals) => {
+    if (forwarded) return;
+    forwarded = true;
+    server.kill(signal);
+  };
+  process.on("SIGTERM", forward);
+  process.on("SIGINT", forward);
+  server.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + constants.signals[signal] : 1)));
+  await announceWhenReady(`http://${env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST}:${env.PORT}`, env.ADMIN_PASSWORD === DEMO_ADMIN_PASSWORD, env.DEMO_MODE, () => forwarded || server.exitCode !== null);
+}
+
+/**
+ * One line once the server answers healthy, so a newcomer knows where to
+ * click: the address, the pages, and the demo password when it is the one
+ * in use. Nothing if the run stops first.
+ */
+async function announceWhenReady(url: string, demoPassword: boolean, lab: boolean, stopped: () => boolean): Promise<void> {
+  while (!stopped()) {
+    const healthy = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (healthy) {
+      const pages = [`${url}/checkout`, ...(lab ? [`${url}/lab`] : []), `${url}/admin${demoPassword ? ` (password "${DEMO_ADMIN_PASSWORD}")` : ""}`, `${url}/docs`];
+      process.stderr.write(`Ready on ${url}: ${pages.join(", ")}. Ctrl-C stops everything.\n`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
   }
-  server.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + 15 : 1)));
 }
 
 main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));

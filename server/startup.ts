@@ -12,9 +12,11 @@
  * exits non-zero with one line. Once serving, a monitor keeps the gate honest
  * through an outage, and restarts the embedded cluster if it dies.
  */
+import path from "node:path";
 import { isDatabaseUnavailable, markDatabase, markReady, markStarting } from "../db/availability";
 import { ensureDatabase, startEmbedded, type Booted } from "../db/bootstrap";
 import { closeDatabase } from "../db/client";
+import { clusterDir } from "../db/cluster-home";
 import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
@@ -53,8 +55,11 @@ export function startServer(cannotStart: (error: unknown) => void): void {
     await stopped?.catch((err: unknown) => logger.error({ err }, "stopping PostgreSQL failed"));
     if (code !== undefined) process.exit(code);
   };
-  process.once("SIGTERM", (signal) => void stop(signal, 0));
-  process.once("SIGINT", (signal) => void stop(signal, 0));
+  // `on`, not `once`: Ctrl-C reaches the whole process group and the run command forwards it too, so a
+  // second signal comes while the first stop runs; without a listener it would kill us mid-stop and
+  // leave the embedded cluster running. `stop` itself runs once.
+  process.on("SIGTERM", (signal) => void stop(signal, 0));
+  process.on("SIGINT", (signal) => void stop(signal, 0));
   void boot().catch(async (error: unknown) => {
     await stop("failure", undefined);
     cannotStart(error);
@@ -65,7 +70,7 @@ async function boot(): Promise<void> {
   // The contract: the run command also serves the provider stand-in, unless PSP_URL names one.
   const psp = env.PSP_URL
     ? undefined
-    : startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET }).then((p) => (started.psp = p));
+    : startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET, dataFile: standInRecords() }).then((p) => (started.psp = p));
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
   // A clean stop writes what the event writer holds (a minute's replay counts at most) before the pool closes.
@@ -88,6 +93,20 @@ async function boot(): Promise<void> {
   );
   markReady();
   logger.info("serving");
+}
+
+/**
+ * Where the stand-in keeps its charges across restarts: beside the embedded
+ * cluster's data directory, so they stay with the payments they pair with
+ * (deleting both starts afresh; a test's scratch cluster takes them along),
+ * one file per port, the provider at that address. With DATABASE_URL the
+ * app cannot tell which records belong to that database: memory only,
+ * unless PSP_DATA_FILE names a file (the stand-in reads it from the
+ * environment it inherits).
+ */
+function standInRecords(): string | undefined {
+  if (env.DATABASE_URL) return undefined;
+  return path.join(path.dirname(clusterDir(env.EMBEDDED_PG_DIR)), `psp-${env.PSP_PORT}.jsonl`);
 }
 
 /** ensureDatabase, again and again with backoff while the database cannot be reached, for DATABASE_WAIT_MS. */

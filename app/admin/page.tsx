@@ -5,7 +5,7 @@
  */
 import { Suspense } from "react";
 import { adminEnabled } from "@/server/admin/session";
-import { isDemoMode } from "@/server/env";
+import { env, isDemoMode } from "@/server/env";
 import { currentAdmin } from "./_lib/current-admin";
 import { KeysDashboard } from "./_components/keys-dashboard";
 import { SignInForm } from "./_components/sign-in-form";
@@ -37,7 +37,7 @@ export default async function AdminPage({ searchParams }: { searchParams: Promis
       </p>
       {/* The dashboard reads the filters from the URL, which needs a Suspense boundary. */}
       <Suspense fallback={<p className="muted">Loading the dashboard…</p>}>
-        <KeysDashboard />
+        <KeysDashboard sweepMs={env.IDEMPOTENCY_SWEEP_MS} />
       </Suspense>
     </div>
   );

@@ -34,6 +34,11 @@ export class LabPage {
     return text === "none" ? [] : text.split(" ");
   }
 
+  /** The browser's own attempts list, one line per entry. */
+  async attempts(side: LabSide): Promise<string[]> {
+    return this.side(side).getByTestId(`${side}-attempts`).getByRole("listitem").allTextContents();
+  }
+
   /** The text equivalent of the sequence diagram: one "from → to: step" line per row. */
   async steps(side: LabSide): Promise<string[]> {
     const rows = this.side(side).getByRole("table").getByRole("row");

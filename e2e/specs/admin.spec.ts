@@ -6,8 +6,11 @@
  * tenant of its own and filters the dashboard to it.
  */
 import { randomUUID } from "node:crypto";
-import type { APIRequestContext } from "@playwright/test";
+import type { APIRequestContext, Page } from "@playwright/test";
+import { drizzle } from "drizzle-orm/postgres-js";
 import type { Sql } from "postgres";
+import * as schema from "../../db/schema";
+import { createTenant } from "../../server/tenants/service";
 import { expect, test as base, type E2eTenant } from "../fixtures";
 import { AdminKeyPage, AdminPage } from "../pages/admin-page";
 import { expectNoAxeViolations } from "../support/axe";
@@ -35,6 +38,16 @@ async function signIn(admin: AdminPage, tenant: E2eTenant): Promise<void> {
 
 async function pay(api: APIRequestContext, key: string, amount = "12.00") {
   return api.post("/api/v1/payments", { data: { amount, currency: "EUR", destination: "acct_e2e_admin" }, headers: { "idempotency-key": key } });
+}
+
+/** The lab's crash on the real stack (charged at the provider, not recorded), then its key's page, signed in. */
+async function crashedKeyPage(admin: AdminPage, keyPage: AdminKeyPage, page: Page, db: Sql) {
+  const paid = await chargedButUnrecorded(page.request, db);
+  await admin.goto({ tenant: paid.tenantId });
+  await admin.signIn();
+  await expect(admin.heading).toBeVisible();
+  await keyPage.goto(paid.tenantId, paid.key);
+  return paid;
 }
 
 async function keyRow(db: Sql, tenantId: string, key: string) {
@@ -103,11 +116,7 @@ test("a checkout's key shows as completed with its hash, ledger entries and char
 test("a worker stopped dead right after the provider charged: the key page reads 'charged at the provider, not recorded yet' until a retry records it", async ({ admin, keyPage, page, db }) => {
   // The lease (2 s) must run out before the retry, and the dashboard refreshes every 5 s; axe runs once.
   test.setTimeout(90_000);
-  const paid = await chargedButUnrecorded(page.request, db);
-  await admin.goto({ tenant: paid.tenantId });
-  await admin.signIn();
-  await expect(admin.heading).toBeVisible();
-  await keyPage.goto(paid.tenantId, paid.key);
+  const paid = await crashedKeyPage(admin, keyPage, page, db);
   const standing = keyPage.chargesTable.getByTestId("payment-standing");
   await expect(standing).toHaveAttribute("data-standing", "charged_unrecorded");
   await expect(standing).toContainText("charged at the provider, not recorded yet");
@@ -237,4 +246,53 @@ test("has no accessibility violations signed out, on the dashboard and on a key"
   await expect(keyPage.page.getByRole("heading", { level: 1 })).toHaveText(`Key ${key}`);
   await expect(keyPage.requestHash).toBeVisible();
   await expectNoAxeViolations(keyPage.page);
+});
+
+test("Resume now on a stale key: its result stays in view, in words, once the key is finished; the audit log says it in words", async ({ admin, keyPage, page, db }) => {
+  // The crash's lease (2 s) must run out and the key page refreshes every 5 s.
+  test.setTimeout(90_000);
+  const paid = await crashedKeyPage(admin, keyPage, page, db);
+  // This server runs no completer: the page says so instead of promising an attempt.
+  await expect(keyPage.field("Completer's next attempt")).toContainText("the completer is off on this server");
+  const resume = page.getByRole("button", { name: "Resume now…" });
+  await expect(resume).toBeVisible(REFRESH);
+  await resume.click();
+  await page.getByRole("button", { name: "Resume", exact: true }).click();
+
+  const said = "Resume now: Completed by the completer (status 200).";
+  // The key is finished, so its buttons go; the result stays.
+  await expect(keyPage.recoverButton).toHaveCount(0, REFRESH);
+  await expect(page.getByTestId("resume-result")).toHaveText(said);
+  await expect(keyPage.field("Completed by")).toHaveText("the completer (its client has not come back)");
+  const entry = keyPage.auditLog.getByRole("row").filter({ hasText: "Resumed now (ran the completer for the key)" });
+  await expect(entry).toContainText("Completed by the completer (status 200).", REFRESH);
+  const [payment] = await db<{ status: string }[]>`select status from payments where id = ${paid.paymentId}`;
+  expect(payment?.status).toBe("succeeded");
+});
+
+test("the keys table fits its card at 1280 px with a 73-character key and a 30-character tenant name: one line each, cut with an ellipsis, whole on hover", async ({ admin, page, db, playwright, baseURL }) => {
+  const name = `Wunderbar Lange Firma ${randomUUID().replaceAll("-", "")}`.slice(0, 30);
+  const { tenant, token } = await createTenant(drizzle({ client: db, schema }), name);
+  const key = `${randomUUID()}-${randomUUID()}`;
+  expect([key.length, name.length]).toEqual([73, 30]);
+  const api = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${token}` } });
+  expect((await pay(api, key)).status()).toBe(201);
+  await api.dispose();
+
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await admin.goto({ tenant: tenant.id });
+  await admin.signIn();
+  await expect(admin.keyRows).toHaveCount(1);
+  const { table, box } = await admin.keysTable.evaluate((t) => ({ table: t.scrollWidth, box: t.parentElement!.clientWidth }));
+  expect(table).toBeLessThanOrEqual(box);
+  const row = admin.keyRows.first();
+  for (const [cell, whole] of [
+    [row.getByRole("link", { name: key }), key],
+    [row.getByRole("button", { name: new RegExp(name) }), name],
+  ] as const) {
+    // One line, cut with an ellipsis (the text is wider than its box), the whole value in the title.
+    const shown = await cell.evaluate((el) => ({ cut: el.scrollWidth > el.clientWidth, wrap: getComputedStyle(el).whiteSpace, overflow: getComputedStyle(el).textOverflow }));
+    expect(shown).toEqual({ cut: true, wrap: "nowrap", overflow: "ellipsis" });
+    await expect(cell).toHaveAttribute("title", new RegExp(`^${whole}`));
+  }
 });

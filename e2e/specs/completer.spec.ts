@@ -137,7 +137,7 @@ test("the tab closed mid-payment and the server killed: the completer finishes t
   await expect(admin.heading).toBeVisible();
   const keyPage = new AdminKeyPage(adminTab);
   await keyPage.goto(DEMO_TENANT, key);
-  await expect(keyPage.field("Completed by")).toHaveText("the completer (the client never came back)");
+  await expect(keyPage.field("Completed by")).toHaveText("the completer (its client has not come back)");
   await expect(keyPage.field("State")).toContainText("by the completer");
   await expect(keyPage.timeline).toContainText("Completer attempt");
   await expect(keyPage.timeline).toContainText("Completed by the completer");

@@ -165,6 +165,16 @@ for (const scenario of SCENARIOS) {
     expect(naiveSteps).toEqual(await recorded(naiveRun!.id));
     for (const side of ["protected", "naive"] as const) {
       await expect(lab.side(side).getByRole("img")).toHaveAttribute("aria-label", new RegExp(`sequence diagram, ${(await lab.steps(side)).length} steps;`));
+      // The browser's list and the diagram number the same requests: every request the browser sent arrived under its number,
+      // and every answer the browser got is the one the diagram drew for that number.
+      const attempts = await lab.attempts(side);
+      const steps = await lab.steps(side);
+      const numbers = (lines: string[], pattern: RegExp) => lines.flatMap((line) => line.match(pattern)?.[1] ?? []).map(Number).sort((a, b) => a - b);
+      expect(numbers(steps, /^browser → app: request #(\d+):/), side).toEqual(numbers(attempts, /request #(\d+): sent$/));
+      for (const line of attempts) {
+        const answer = line.match(/request #(\d+): (\d{3})( replayed)?$/);
+        if (answer) expect(steps, line).toContain(`app → browser: answer to #${answer[1]}: ${answer[2]}${answer[3] ? " (replayed)" : ""}`);
+      }
     }
   });
 }

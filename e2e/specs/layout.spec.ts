@@ -10,6 +10,7 @@ import type { Page } from "@playwright/test";
 import { expect, test } from "../fixtures";
 import { AdminKeyPage, AdminPage } from "../pages/admin-page";
 import { CheckoutPage } from "../pages/checkout-page";
+import { LAB_SCENARIOS } from "../../server/lab/scenarios";
 import { LabPage } from "../pages/lab-page";
 import { expectNoAxeViolations } from "../support/axe";
 import { chargedButUnrecorded } from "../support/lab-crash";
@@ -62,17 +63,16 @@ test("the checkout has no accessibility violations", async ({ page }) => {
   await screenshot(page, "checkout");
 });
 
-test("screenshots of the lab: a protected run next to the unprotected twin", async ({ page }) => {
+test("screenshots of the lab, every scenario: a protected run next to the unprotected twin", async ({ page }) => {
   test.skip(process.env.UPDATE_SCREENSHOTS !== "1", "only when the README's screenshots are being updated");
+  // Every scenario runs twice (protected, then the twin), the crash with its 2 s lease and pause.
+  test.setTimeout(LAB_SCENARIOS.length * 60_000);
   const lab = new LabPage(page);
-  for (const [title, name] of [
-    ["Double-click on Pay", "lab-double-click"],
-    ["Worker crash right after the provider charged", "lab-crash"],
-  ] as const) {
+  for (const scenario of LAB_SCENARIOS) {
     await lab.goto();
-    await lab.run(title);
+    await lab.run(scenario.title);
     await expect(lab.status).toHaveText(/^Finished/, { timeout: 90_000 });
-    await screenshot(page, name);
+    await screenshot(page, `lab-${scenario.id}`);
   }
 });
 

@@ -3,8 +3,9 @@
  * `bash` block under "## Try the API" is taken from README.md and run with
  * `set -euo pipefail` against a server of its own (the run command, on a
  * fresh database and its own provider stand-in, so the closing reconcile
- * sees only the walkthrough's payments). The one change made to the text is
- * the address: the server listens on a free port instead of 3000.
+ * sees only the walkthrough's payments). Nothing in the text is changed: the
+ * block reads the server's port from PORT, which is set to the free port
+ * the server listens on, as a user's shell would have it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { expect, test } from "@playwright/test";
@@ -27,7 +28,8 @@ test("the README's API walkthrough runs as written", async () => {
   // A fresh database, migrations, the run command (the build is the e2e run's) on a loaded machine.
   test.setTimeout(240_000);
   const script = readmeBlock("Try the API");
-  expect(script).toContain("localhost:3000");
+  expect(script).toContain("localhost:$PORT/");
+  expect(script).not.toContain("localhost:3000");
 
   let database: FreshDatabase | undefined;
   let server: ChildProcess | undefined;
@@ -41,7 +43,7 @@ test("the README's API walkthrough runs as written", async () => {
     await healthy(base, server);
 
     // The CLIs reach the same database and provider as the server.
-    const { code, out } = await runScript(script.replaceAll("localhost:3000", `127.0.0.1:${port}`), { ...env, PSP_URL: pspUrl });
+    const { code, out } = await runScript(script, { ...env, PORT: String(port), PSP_URL: pspUrl });
     expect(code, out).toBe(0);
 
     expect(out).toContain('{"status":"ok","database":"up"}');

@@ -20,6 +20,7 @@ import { z } from "zod";
 import { database } from "../../db/client";
 import { createContextInner } from "../context";
 import { env } from "../env";
+import { traceCompleterAttempt } from "../lab/trace";
 import {
   canonicalJson,
   claimDue,
@@ -166,7 +167,7 @@ async function runKey(sql: Sql, due: DueKey, resumable: Resumable, policy: Compl
 
   let failure: unknown;
   try {
-    await call(wire.input);
+    await traceCompleterAttempt(due.key, response, () => call(wire.input));
   } catch (error) {
     failure = error;
   }

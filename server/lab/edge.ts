@@ -7,14 +7,16 @@
 import { isDemoMode } from "../env";
 import { REPLAYED_HEADER } from "../idempotency";
 import { countRequest, findRun, Lane, recordStep, stepsWritten, takeFault, withinRun } from "./runs";
-import { LAB_RUN_HEADER } from "./scenarios";
+import { LAB_REQUEST_HEADER, LAB_RUN_HEADER } from "./scenarios";
 
 export async function throughLab(req: Request, handle: (req: Request) => Promise<Response>): Promise<Response> {
   const id = req.headers.get(LAB_RUN_HEADER);
   const run = isDemoMode() && id ? await findRun(id) : undefined;
   if (!run) return handle(req);
   return withinRun(run, async () => {
-    const n = await countRequest(run);
+    // The browser numbers its own requests (Lab-Request), so its attempts list and the diagram say "#n" of the same request.
+    const numbered = Number(req.headers.get(LAB_REQUEST_HEADER));
+    const n = Number.isInteger(numbered) && numbered >= 1 && numbered <= 999 ? numbered : await countRequest(run);
     const procedure = new URL(req.url).pathname.split("/").pop() ?? "";
     const key = req.headers.get("idempotency-key");
     recordStep(Lane.Browser, Lane.App, `request #${n}: ${procedure}${key ? ` with key ${key}` : " without a key"}`);
@@ -24,7 +26,7 @@ export async function throughLab(req: Request, handle: (req: Request) => Promise
       await response.arrayBuffer();
       recordStep(Lane.App, Lane.Browser, `answer to #${n} (${response.status}) lost on the way (simulated)`);
       await stepsWritten(run.id);
-      return new Response(new ReadableStream({ start: (controller) => controller.error(new Error("lab: answer dropped")) }), { status: 200 });
+      return droppedAnswer();
     }
     const replayed = response.headers.get(REPLAYED_HEADER) === "true";
     recordStep(Lane.App, Lane.Browser, `answer to #${n}: ${response.status}${replayed ? " (replayed)" : ""}`);
@@ -32,4 +34,30 @@ export async function throughLab(req: Request, handle: (req: Request) => Promise
     await stepsWritten(run.id);
     return response;
   });
+}
+
+/**
+ * An answer that breaks off after its first byte. A connection that drops
+ * before any byte of the answer is one Chromium resends the request on by
+ * itself (a reused keep-alive connection), so the page never saw the loss
+ * and its list missed the retry the diagram drew; once the answer has
+ * started, the loss is the page's to handle, as on a real network. The break
+ * is an AbortError, what a client gone away raises: Next.js closes the
+ * connection without logging a stack for it.
+ */
+function droppedAnswer(): Response {
+  let started = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!started) {
+        started = true;
+        controller.enqueue(new TextEncoder().encode("{"));
+        return;
+      }
+      // Long enough for the first byte to leave before the connection is destroyed.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      controller.error(new DOMException("lab: answer dropped (simulated)", "AbortError"));
+    },
+  });
+  return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
 }

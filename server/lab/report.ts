@@ -4,7 +4,7 @@
  * charges and refunds for them, and the ledger movements written for them.
  * Nothing here is predicted from the scenario.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { ledgerEntries, payments } from "../../db/schema";
 import { Book } from "../ledger/post";
@@ -25,6 +25,18 @@ export async function paymentIdsOf(db: Db, run: LabRun, tenantId: string): Promi
   if (run.target === LabTarget.Naive) return naivePaymentIdsOf(run);
   const rows = await db.select({ id: payments.id }).from(payments).where(and(eq(payments.tenantId, tenantId), eq(payments.idempotencyKey, labKeyOf(run.id))));
   return rows.map((r) => r.id);
+}
+
+/**
+ * Every payment the failure lab made, for `npm run reconcile` to leave out
+ * and count: the protected side's (under a run's key, on the lab's tenant)
+ * and the twin's (listed by its runs, kept for a day).
+ */
+export async function labPaymentIds(db: Db, tenantId: string): Promise<Set<string>> {
+  const rows = await db.execute<{ id: string }>(sql`
+    select id from ${payments} where ${payments.tenantId} = ${tenantId} and ${payments.idempotencyKey} like ${labKeyOf("%")}
+    union select unnest(naive_payment_ids) from lab_runs`);
+  return new Set(rows.map((r) => r.id));
 }
 
 export async function countRun(db: Db, run: LabRun, tenantId: string): Promise<LabCounts> {

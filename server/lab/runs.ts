@@ -19,7 +19,7 @@ import { database } from "../../db/client";
 import { logger } from "../logger";
 import { scenarioById, type LabFaults, type LabScenario, type LabTarget } from "./scenarios";
 
-export const Lane = { Browser: "browser", App: "app", Database: "database", Provider: "provider" } as const;
+export const Lane = { Browser: "browser", Completer: "completer", App: "app", Database: "database", Provider: "provider" } as const;
 export type Lane = (typeof Lane)[keyof typeof Lane];
 
 export type LabStep = {

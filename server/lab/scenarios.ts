@@ -14,6 +14,8 @@ export type LabTarget = (typeof LabTarget)[keyof typeof LabTarget];
 
 /** The header that ties a request to its lab run (honoured in demo mode only). */
 export const LAB_RUN_HEADER = "Lab-Run";
+/** The browser's number for a request of its run, shown in its attempts list and the diagram alike. */
+export const LAB_REQUEST_HEADER = "Lab-Request";
 
 export type LabFaults = {
   /** The next answer of the checkout is dropped after the server committed it. */

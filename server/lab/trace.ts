@@ -4,10 +4,11 @@
  * a no-op outside a lab run, so production paths pay one AsyncLocalStorage
  * lookup and nothing else.
  */
-import type { IdempotencyEvent, RecoverableHandle } from "../idempotency";
+import { REPLAYED_HEADER, type IdempotencyEvent, type RecoverableHandle } from "../idempotency";
 import type { ObservedCall as ProviderCall } from "../psp/client";
 import { isDemoMode } from "../env";
-import { currentRun, Lane, recordStep } from "./runs";
+import { currentRun, findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";
+import { labKeyOf } from "./scenarios";
 
 /** A key event, as the database decided it (claim, replay, conflict, takeover…). */
 export function traceKeyEvent(e: IdempotencyEvent): void {
@@ -61,4 +62,33 @@ export function tracedPhases<TTx>(h: RecoverableHandle<TTx>): RecoverableHandle<
     return value;
   };
   return traced;
+}
+
+const LAB_KEY_PREFIX = labKeyOf("");
+
+/**
+ * The completer's attempt on a lab run's key, recorded into that run under a
+ * lane of its own: its takeover, skipped phases, provider call and ledger
+ * movement are then drawn like a client's, so a crash the completer finished
+ * before the browser came back tells its whole story. `response` is what the
+ * attempt answered (status, and whether it was a replay).
+ */
+export async function traceCompleterAttempt<T>(key: string, response: { status?: number; headers: Headers }, attempt: () => Promise<T>): Promise<T> {
+  // The prefix first: outside the lab (every real key) nothing else is looked at.
+  const run = key.startsWith(LAB_KEY_PREFIX) && isDemoMode() ? await findRun(key.slice(LAB_KEY_PREFIX.length)) : undefined;
+  if (!run) return attempt();
+  return withinRun(run, async () => {
+    recordStep(Lane.Completer, Lane.App, "completer takes the key up: its lease ran out with no client finishing it");
+    try {
+      return await attempt();
+    } finally {
+      const replayed = response.headers.get(REPLAYED_HEADER) === "true";
+      recordStep(
+        Lane.App,
+        Lane.Completer,
+        response.status === undefined ? "not finished: the completer tries again later" : replayed ? "already finished by another attempt: nothing to do" : `result stored (${response.status}): a retry gets it replayed`,
+      );
+      await stepsWritten(run.id);
+    }
+  });
 }

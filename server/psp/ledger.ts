@@ -1,6 +1,6 @@
 /**
  * The stand-in's memory: charges, their refunds, and one stored answer per
- * downstream idempotency key.
+ * downstream idempotency key; with a journal (journal.ts) also on disk.
  *
  * A key's answer is kept as a promise from the moment the first request
  * starts, so a duplicate that arrives while the first is still in flight
@@ -13,6 +13,7 @@
  * contract's `acct_test_error`).
  */
 import { newId } from "../ids";
+import type { Journal } from "./journal";
 import {
   ChargeStatus,
   TestDestination,
@@ -51,7 +52,20 @@ export class Ledger {
   /** Keys whose first `acct_test_error` attempt already failed; the next one succeeds. */
   readonly #failedOnce = new Set<string>();
 
-  constructor(private readonly slowMs: number) {}
+  /** `journal`: where every change is kept, and read back from, across restarts (journal.ts); none keeps memory only. */
+  constructor(
+    private readonly slowMs: number,
+    private readonly journal?: Journal,
+  ) {
+    for (const entry of journal?.entries ?? []) {
+      if (entry.kind === "charge") this.#charges.set(entry.charge.id, { charge: entry.charge, refunds: this.#charges.get(entry.charge.id)?.refunds ?? [] });
+      if (entry.kind === "refund") this.#charges.get(entry.refund.chargeId)?.refunds.push(entry.refund);
+      if (entry.kind === "key") {
+        const settled: Reply = { status: entry.status, body: entry.body };
+        this.#keys.set(entry.key, { fingerprint: entry.fingerprint, answer: Promise.resolve(settled), settled });
+      }
+    }
+  }
 
   /**
    * Runs `work` at most once per key and fingerprint; every other caller with
@@ -68,7 +82,11 @@ export class Ledger {
     this.#keys.set(key, record);
     void answer.then((settled) => {
       record.settled = settled;
-      if (settled.status >= 500 && this.#keys.get(key) === record) this.#keys.delete(key);
+      if (settled.status >= 500) {
+        if (this.#keys.get(key) === record) this.#keys.delete(key);
+      } else {
+        this.journal?.append({ kind: "key", key, fingerprint, status: settled.status, body: settled.body });
+      }
     });
     return answer;
   }
@@ -93,6 +111,7 @@ export class Ledger {
       createdAt: new Date().toISOString(),
     };
     this.#charges.set(charge.id, { charge, refunds: [] });
+    this.journal?.append({ kind: "charge", charge });
     // Serialised now: the answer describes the charge as it was created, even if it changes while we wait.
     const answer = reply(201, charge);
     if (request.destination === TestDestination.slow) await this.#delay();
@@ -121,6 +140,8 @@ export class Ledger {
     const refund: Refund = { id: newId("re"), chargeId, amount, createdAt: new Date().toISOString() };
     stored.refunds.push(refund);
     stored.charge = { ...charge, amountRefunded: charge.amountRefunded + amount };
+    this.journal?.append({ kind: "refund", refund });
+    this.journal?.append({ kind: "charge", charge: stored.charge });
     return reply(201, refund);
   }
 
@@ -150,6 +171,7 @@ export class Ledger {
       return errorReply(400, "invalid_state", `Charge ${chargeId} is ${stored.charge.status}, not requires_capture.`);
     }
     stored.charge = next(stored.charge);
+    this.journal?.append({ kind: "charge", charge: stored.charge });
     return reply(200, stored.charge);
   }
 

@@ -6,6 +6,8 @@
  * shares nothing with the app's `server/env.ts`:
  * - `PSP_PORT` (default 4010; 0 picks a free port),
  * - `PSP_SLOW_MS` (default 3000): how long `acct_test_slow` takes to answer,
+ * - `PSP_DATA_FILE` (unset: memory only): the file the stand-in keeps its
+ *   charges, refunds and stored answers in across restarts (journal.ts),
  * - `PSP_WEBHOOK_SECRET` (default `whsec_demo_only`): the HMAC key for
  *   webhook signatures. The default is a public demo value, fine for a fake
  *   provider on localhost and for nothing else; the app must be given the
@@ -18,6 +20,7 @@ const schema = z.object({
   PSP_PORT: z.coerce.number().int().min(0).max(65535).default(4010),
   PSP_SLOW_MS: z.coerce.number().int().min(0).default(3000),
   PSP_WEBHOOK_SECRET: z.string().min(1).default("whsec_demo_only"),
+  PSP_DATA_FILE: z.string().min(1).optional(),
 });
 
 const parsed = schema.safeParse(process.env);
@@ -34,6 +37,11 @@ const standIn = await startPspStandIn({
   host: "127.0.0.1",
   slowMs: settings.PSP_SLOW_MS,
   webhookSecret: settings.PSP_WEBHOOK_SECRET,
+  dataFile: settings.PSP_DATA_FILE,
+}).catch((error: unknown) => {
+  // One line (a port in use, a damaged records file), not a stack: the run command shows it to a person.
+  process.stderr.write(`PSP stand-in cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
 });
 process.stderr.write(`PSP stand-in listening on ${standIn.url}\n`);
 // Started by startPspProcess: tell it we listen, and stop when it goes (see process.ts).
@@ -51,8 +59,9 @@ async function stop(signal: NodeJS.Signals) {
     process.exit(1);
   }
 }
-process.once("SIGTERM", stop);
-process.once("SIGINT", stop);
+// `on`: a second signal (Ctrl-C reaches the whole group) must find a listener, not the default action.
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
 process.once("disconnect", () => void stop("SIGHUP"));
 // The supervisor may have gone while we were starting, before the listener above.
 if (supervised && !process.connected) void stop("SIGHUP");

@@ -1,7 +1,8 @@
 /**
  * A fake payment provider (PSP) as a plain `node:http` server, so the app
  * talks to it over a real network hop with real timeouts. State lives in
- * memory (see `ledger.ts`); the routes are documented in `README.md`.
+ * memory (see `ledger.ts`), and in a file when given one (`journal.ts`); the
+ * routes are documented in `README.md`.
  *
  * Every POST that moves money requires an `Idempotency-Key`, the app's
  * downstream key: a repeat answers the original result, a concurrent
@@ -14,10 +15,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
 import { fingerprint } from "../idempotency";
+import { openJournal } from "./journal";
 import { KeyMismatchError, Ledger, errorReply, reply, type Reply } from "./ledger";
 import { chargeRequestSchema, emptyRequestSchema, refundRequestSchema, webhookSendSchema } from "./schemas";
 
-export type PspStandInOptions = { slowMs: number; webhookSecret: string };
+/** `dataFile`: where the stand-in keeps its records across restarts (journal.ts); unset, in memory only. */
+export type PspStandInOptions = { slowMs: number; webhookSecret: string; dataFile?: string };
 export type PspStandIn = { server: http.Server; ledger: Ledger };
 export type RunningPspStandIn = { url: string; port: number; server: http.Server; close(): Promise<void> };
 
@@ -44,7 +47,7 @@ class BadRequest extends Error {
 type Request = { method: string; segments: string[]; key: string | undefined; raw: string };
 
 export function createPspStandIn(options: PspStandInOptions): PspStandIn {
-  const ledger = new Ledger(options.slowMs);
+  const ledger = new Ledger(options.slowMs, options.dataFile === undefined ? undefined : openJournal(options.dataFile));
 
   async function route(request: Request): Promise<Reply> {
     const { method, segments } = request;

@@ -63,13 +63,16 @@ function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv
   return env;
 }
 
-/** Spawns a server process; `command` is `next start` unless given (the run command, say). */
-export async function spawnServer(extra: Record<string, string | undefined>, command?: string[]): Promise<Server> {
+/**
+ * Spawns a server process; `command` is `next start` unless given (the run command, say).
+ * `group`: in a process group of its own, as a terminal runs a command, so a test can signal the group as Ctrl-C does.
+ */
+export async function spawnServer(extra: Record<string, string | undefined>, command?: string[], options: { group?: boolean } = {}): Promise<Server> {
   const port = Number(extra.PORT ?? (await freePort()));
   const args = command ?? [bin("next"), "start", "-H", "127.0.0.1", "-p", String(port)];
   // A run through a pooler (DATABASE_POOLED=true) is the tests' own; a server on a cluster of its own starts as by default unless told.
   const env = serverEnv({ DATABASE_POOLED: undefined, MIGRATE_ON_START: undefined, PORT: String(port), ...extra });
-  const child = spawn(args[0]!, args.slice(1), { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(args[0]!, args.slice(1), { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"], detached: options.group === true });
   let output = "";
   child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (output += c.toString()));

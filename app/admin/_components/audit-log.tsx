@@ -1,13 +1,14 @@
 "use client";
-/** The admin audit log: recovers and purges, newest first, for everything or for one key. */
+/** The admin audit log: recovers, resumes and purges, in words, newest first, for everything or for one key. */
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../../_trpc/client";
-import { keyHref, utc } from "./format";
+import { keyHref, resumeOutcome, utc } from "./format";
 import { QueryError } from "./query-error";
 
-const ACTION_LABELS: Record<string, string> = { recover: "Recovered the lock", purge_expired: "Purged expired keys" };
+const ACTION_LABELS: Record<string, string> = { recover: "Recovered the lock", resume: "Resumed now (ran the completer for the key)", purge_expired: "Purged expired keys" };
 
 function summarize(detail: Record<string, unknown>): string {
+  if (typeof detail.outcome === "string") return resumeOutcome(detail as { outcome: string });
   if (typeof detail.deleted === "number") return `${detail.deleted} deleted${detail.remaining ? ", more remained" : ""}`;
   if (typeof detail.fence === "number") return `fence ${detail.fence}, lease was ${detail.wasStale ? "already over" : "still running"}`;
   return "";

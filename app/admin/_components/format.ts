@@ -53,3 +53,17 @@ export function pretty(text: string | null): string {
     return text;
   }
 }
+
+/** What "Resume now" came to, in words (the button's result and its audit entry say the same). */
+const RESUME_OUTCOMES: Record<string, string> = {
+  completed: "Completed by the completer",
+  not_ours: "Nothing to do: another attempt had the key",
+  retry_later: "Not finished; the completer tries again later",
+  needs_attention: "Not finished; the key still needs attention",
+};
+
+export function resumeOutcome(r: { outcome: string; status?: unknown; detail?: unknown }): string {
+  const status = typeof r.status === "number" ? ` (status ${r.status})` : "";
+  const why = typeof r.detail === "string" && r.detail ? `: ${r.detail}` : "";
+  return `${RESUME_OUTCOMES[r.outcome] ?? r.outcome}${status}${why}.`;
+}

@@ -8,28 +8,37 @@ import { KeyFields } from "./key-fields";
 import { LedgerEntries, ProviderCharges, Timeline } from "./key-history";
 import { QueryError } from "./query-error";
 import { RecoverLock } from "./recover-lock";
-import { ResumeNow } from "./resume-now";
+import { ResumeNow, resumeResult, useResume } from "./resume-now";
 
-export function KeyDetailView({ tenantId, keyName }: { tenantId: string; keyName: string }) {
+/** `completerOn`: this server runs the completer (COMPLETER_INTERVAL_MS > 0), so the key's fields say what will happen. */
+export function KeyDetailView({ tenantId, keyName, completerOn }: { tenantId: string; keyName: string; completerOn: boolean }) {
   const trpc = useTRPC();
   const detail = useQuery(trpc.admin.keys.get.queryOptions({ tenantId, key: keyName }, { refetchInterval: 5_000 }));
+  const resume = useResume();
   if (detail.error) return <QueryError error={detail.error} />;
   if (!detail.data) return <p className="muted">Loading the key…</p>;
   const { key: k, timeline, ledger, payments } = detail.data;
   const recoverable = k.storedState === "in_progress" && k.state !== "expired";
   // The completer can run it now: nobody holds a live lease, or the completer gave up on it.
   const resumable = recoverable && (k.stale || k.state === "needs_attention");
+  // Once the key is finished the buttons go, but what the last "Resume now" did stays in view.
+  const resumed = resumable ? undefined : resumeResult(resume);
   return (
     <>
       <section aria-labelledby="fields-heading">
         <h2 id="fields-heading">Fields</h2>
-        <KeyFields k={k} />
+        <KeyFields k={k} completerOn={completerOn} />
       </section>
-      {recoverable && (
+      {(recoverable || resumed) && (
         <section aria-labelledby="actions-heading" className="card">
           <h2 id="actions-heading">Actions</h2>
-          {resumable && <ResumeNow tenantId={k.tenantId} keyName={k.key} />}
-          <RecoverLock tenantId={k.tenantId} keyName={k.key} stale={k.stale} />
+          {resumable && <ResumeNow tenantId={k.tenantId} keyName={k.key} resume={resume} />}
+          {resumed && (
+            <p role="status" className={resumed.ok ? "resume-result" : "error"} data-testid="resume-result">
+              {resumed.message}
+            </p>
+          )}
+          {recoverable && <RecoverLock tenantId={k.tenantId} keyName={k.key} stale={k.stale} />}
         </section>
       )}
       <section aria-labelledby="request-heading">

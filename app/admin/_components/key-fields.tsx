@@ -5,7 +5,20 @@ import { CopyButton } from "./copy-button";
 import { expiresIn, leaseLabel, pretty, utc } from "./format";
 import { StateBadge } from "./state-badge";
 
-export function KeyFields({ k }: { k: KeyDetail }) {
+/** Who finished the key, true to its history: a client that came back after the completer got the result replayed. */
+function completedBy(k: KeyDetail): string {
+  if (k.completedBy === "completer") return k.replayCount > 0 ? "the completer (its client had gone; it came back later and got this result replayed)" : "the completer (its client has not come back)";
+  return k.completedAt ? "the client's request" : "—";
+}
+
+/** When the completer will try the key next, true to this server's settings. */
+function nextAttempt(k: KeyDetail, completerOn: boolean): string {
+  if (k.storedState !== "in_progress" || k.completerGaveUpAt) return "—";
+  if (!completerOn) return "none: the completer is off on this server (COMPLETER_INTERVAL_MS=0); a client retry or Resume now finishes it";
+  return utc(k.completerNextAt ?? k.lockedUntil);
+}
+
+export function KeyFields({ k, completerOn }: { k: KeyDetail; completerOn: boolean }) {
   const rows: [string, ReactNode][] = [
     ["Tenant", `${k.tenantName ?? "(unknown)"} · ${k.tenantId}`],
     ["Procedure", <code key="p">{k.procedure}</code>],
@@ -28,9 +41,9 @@ export function KeyFields({ k }: { k: KeyDetail }) {
     ["Expires", `${utc(k.expiresAt)} (${expiresIn(k.expiresInMs)})`],
     ["Replays", String(k.replayCount)],
     ["Last replay", utc(k.lastReplayedAt)],
-    ["Completed by", k.completedBy === "completer" ? "the completer (the client never came back)" : k.completedAt ? "the client's request" : "—"],
+    ["Completed by", completedBy(k)],
     ["Completer attempts", String(k.completerAttempts)],
-    ["Completer's next attempt", k.storedState === "in_progress" && !k.completerGaveUpAt ? utc(k.completerNextAt ?? k.lockedUntil) : "—"],
+    ["Completer's next attempt", nextAttempt(k, completerOn)],
     ["Completer's last error", k.completerError ?? "—"],
   ];
   return (

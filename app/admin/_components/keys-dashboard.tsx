@@ -8,7 +8,8 @@ import { PurgeExpired } from "./purge-expired";
 import { StateCounts } from "./state-counts";
 import { useKeyFilters } from "./use-key-filters";
 
-export function KeysDashboard() {
+/** `sweepMs`: how often this server deletes expired keys (0: never), so the purge card says what really happens. */
+export function KeysDashboard({ sweepMs }: { sweepMs: number }) {
   const { filters, update, clear } = useKeyFilters();
   // A new set of filters starts a new walk through the pages.
   const walk = JSON.stringify({ ...filters, cursor: undefined });
@@ -20,7 +21,7 @@ export function KeysDashboard() {
       </div>
       <KeyFilters filters={filters} update={update} clear={clear} />
       <KeysTable key={walk} filters={filters} update={update} />
-      <PurgeExpired tenantId={filters.tenantId} />
+      <PurgeExpired tenantId={filters.tenantId} sweepMs={sweepMs} />
       <AuditLog tenantId={filters.tenantId} />
     </>
   );

@@ -69,11 +69,13 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
           <tbody>
             {items.map((k) => (
               <tr key={`${k.tenantId}\n${k.key}`}>
-                <td>
-                  <button type="button" className="link-button" title="Show only this tenant's keys" onClick={() => update({ tenantId: k.tenantId })}>
+                <td className="tenant-cell">
+                  <button type="button" className="link-button" title={`${k.tenantName ?? k.tenantId}: show only this tenant's keys`} onClick={() => update({ tenantId: k.tenantId })}>
                     {k.tenantName ?? k.tenantId}
                   </button>
-                  <div className="muted small mono tenant-id">{k.tenantId}</div>
+                  <div className="muted small mono tenant-id" title={k.tenantId}>
+                    {k.tenantId}
+                  </div>
                 </td>
                 <td className="mono key-cell">
                   <a href={keyHref(k.tenantId, k.key)} title={k.key}>

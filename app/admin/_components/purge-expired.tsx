@@ -3,9 +3,9 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_trpc/client";
 import { ConfirmAction } from "./confirm-action";
-import { number } from "./format";
+import { duration, number } from "./format";
 
-export function PurgeExpired({ tenantId }: { tenantId?: string }) {
+export function PurgeExpired({ tenantId, sweepMs }: { tenantId?: string; sweepMs: number }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const purge = useMutation(
@@ -25,7 +25,11 @@ export function PurgeExpired({ tenantId }: { tenantId?: string }) {
   return (
     <section aria-labelledby="purge-heading" className="card">
       <h2 id="purge-heading">Expired keys</h2>
-      <p className="muted small">Expired keys are treated as new by the API and deleted by the sweep every minute; purge them now if they pile up.</p>
+      <p className="muted small">
+        Expired keys are treated as new by the API
+        {sweepMs > 0 ? ` and deleted by the sweep every ${duration(sweepMs)}` : "; the sweep is off on this server (IDEMPOTENCY_SWEEP_MS=0), so they stay until purged"}; purge them
+        now if they pile up.
+      </p>
       <ConfirmAction
         label="Purge expired keys"
         question={`Delete every expired key ${scope}? Their stored responses are gone for good; live keys are not touched.`}

@@ -2,33 +2,35 @@
 /**
  * "Resume now": run the completer for this key at once (a stale key, or one
  * the completer gave up on), as a client retry would. Confirmed first, then
- * audited; the outcome is shown.
+ * audited. The mutation belongs to the key's page (`useResume`), not to this
+ * button: a resume that completes the key removes the button, and its
+ * result must stay on the page.
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../_trpc/client";
 import { ConfirmAction } from "./confirm-action";
+import { resumeOutcome } from "./format";
 
-const OUTCOMES = {
-  completed: "Completed by the completer",
-  not_ours: "Another attempt had it",
-  retry_later: "Not finished; the completer tries again later",
-  needs_attention: "Not finished; still needs attention",
-} as const;
-
-export function ResumeNow({ tenantId, keyName }: { tenantId: string; keyName: string }) {
+export function useResume() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const resume = useMutation(
+  return useMutation(
     trpc.admin.keys.resume.mutationOptions({
       onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.admin.pathKey() }),
     }),
   );
-  const r = resume.data;
-  const outcome = r
-    ? { ok: r.outcome === "completed", message: `${OUTCOMES[r.outcome]}${r.status !== null ? ` (status ${r.status})` : ""}${r.detail ? `: ${r.detail}` : ""}.` }
-    : resume.error
-      ? { ok: false, message: `Resume failed: ${resume.error.message}` }
-      : undefined;
+}
+
+export type Resume = ReturnType<typeof useResume>;
+
+/** The last resume's result in words, success or failure; none before one ran. */
+export function resumeResult(resume: Resume): { ok: boolean; message: string } | undefined {
+  if (resume.data) return { ok: resume.data.outcome === "completed", message: `Resume now: ${resumeOutcome(resume.data)}` };
+  if (resume.error) return { ok: false, message: `Resume now failed: ${resume.error.message}` };
+  return undefined;
+}
+
+export function ResumeNow({ tenantId, keyName, resume }: { tenantId: string; keyName: string; resume: Resume }) {
   return (
     <ConfirmAction
       label="Resume now"
@@ -36,7 +38,7 @@ export function ResumeNow({ tenantId, keyName }: { tenantId: string; keyName: st
       confirmLabel="Resume"
       pending={resume.isPending}
       onConfirm={() => resume.mutate({ tenantId, key: keyName })}
-      outcome={outcome}
+      outcome={resumeResult(resume)}
     />
   );
 }

@@ -1,7 +1,7 @@
 /**
  * A key's state as a labelled badge, with the stale marker for an in-progress
  * key past its lease, and a mark on a key the completer finished (its client
- * never came back for it).
+ * had gone when it did).
  */
 import { duration, STATE_LABELS, type StateName } from "./format";
 
@@ -17,7 +17,7 @@ export function StateBadge({ state, stale, staleForMs, completedBy }: Props) {
         </span>
       )}
       {completedBy === "completer" && (
-        <span className="badge badge-completer" title="The client never came back: the server's completer finished the work and stored this result.">
+        <span className="badge badge-completer" title="Its client had gone: the server's completer finished the work and stored this result (a client coming back later gets it replayed).">
           by the completer
         </span>
       )}

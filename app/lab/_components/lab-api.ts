@@ -7,7 +7,7 @@
  */
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/root";
-import { LAB_RUN_HEADER, LabTarget } from "@/server/lab/scenarios";
+import { LAB_REQUEST_HEADER, LAB_RUN_HEADER, LabTarget } from "@/server/lab/scenarios";
 
 type Outputs = inferRouterOutputs<AppRouter>["lab"];
 export type LabStart = Outputs["start"];
@@ -36,10 +36,10 @@ export const reportOf = (runId: string) => fetch(`${TRPC}/lab.report?input=${enc
 
 export type Sent = { status: number; replayed: boolean; retryAfterMs?: number } | { status: "lost" | "timeout" };
 
-/** One payment request of a run: the real checkout with the run's key, or the twin without one. */
-export async function sendPayment(start: LabStart, target: LabTarget, cart: Cart, timeoutMs: number): Promise<Sent> {
+/** One payment request of a run, numbered `n` by the browser: the real checkout with the run's key, or the twin without one. */
+export async function sendPayment(start: LabStart, target: LabTarget, cart: Cart, timeoutMs: number, n: number): Promise<Sent> {
   const protectedCall = target === LabTarget.Protected;
-  const headers: Record<string, string> = { "content-type": "application/json", [LAB_RUN_HEADER]: start.runId };
+  const headers: Record<string, string> = { "content-type": "application/json", [LAB_RUN_HEADER]: start.runId, [LAB_REQUEST_HEADER]: String(n) };
   if (protectedCall) headers["Idempotency-Key"] = start.key;
   const signal = AbortSignal.timeout(timeoutMs);
   try {

@@ -94,10 +94,49 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
   );
 }
 
+/** What a side did, in one plain sentence from its counts and steps (nothing predicted). */
+function summary(outcome: Outcome, target: LabTarget): string {
+  const { counts, steps } = outcome.report;
+  const requests = steps.filter((s) => s.from === "browser").length;
+  const completer = steps.some((s) => s.from === "completer");
+  if (counts.providerRefunds > 0) {
+    return `The provider sent one refund event twice; the ledger booked the refund ${plural(counts.refundMovements, "time")}.`;
+  }
+  const why = target === LabTarget.Protected ? "one key for the purchase" : "no key, so each request was a new payment";
+  const helper = completer ? ", the completer finishing what the stopped worker left" : "";
+  return `${plural(requests, "request")} for one purchase (${why}): the provider charged ${plural(counts.providerCharges, "time")} and the ledger booked ${plural(counts.chargeMovements, "movement")}${helper}.`;
+}
+
+/** In the crash scenario, who finished the payment the stopped worker left: the browser's retry or the completer. */
+function crashStory(steps: LabReport["steps"]): string | null {
+  if (!steps.some((s) => /worker stops dead/.test(s.label))) return null;
+  if (steps.some((s) => s.from === "completer" && s.to === "app")) {
+    return "The completer came first: once the worker's lease ran out it took the key over (a new fence), skipped the committed phase, and the provider answered from its own record; the browser's retry then got that stored result, replayed.";
+  }
+  return "The browser's retry came first: once the worker's lease ran out it took the key over (a new fence), skipped the committed phase, and the provider answered from its own record. Had the browser stayed away, the completer would have done the same.";
+}
+
 function Outcome({ outcome, target }: { outcome: Outcome; target: LabTarget }) {
   const { counts, steps, key } = outcome.report;
+  const wrong = counts.providerCharges > 1 || counts.refundMovements > counts.providerRefunds;
+  const story = target === LabTarget.Protected ? crashStory(steps) : null;
   return (
     <>
+      <p className="lab-summary" data-testid={`${target}-summary`}>
+        {summary(outcome, target)}
+      </p>
+      <p className={`lab-verdict ${wrong ? "lab-verdict-bad" : "lab-verdict-good"}`} data-testid={`${target}-verdict`}>
+        {counts.providerCharges > 1
+          ? `Charged ${plural(counts.providerCharges, "time")} for one purchase.`
+          : counts.refundMovements > counts.providerRefunds
+            ? `One refund at the provider, booked ${plural(counts.refundMovements, "time")}.`
+            : "Exactly once."}
+      </p>
+      {story ? (
+        <p className="small" data-testid="crash-story">
+          {story}
+        </p>
+      ) : null}
       <p className="small">
         {key ? (
           <>
@@ -128,19 +167,14 @@ function Outcome({ outcome, target }: { outcome: Outcome; target: LabTarget }) {
           </dd>
         </div>
       </dl>
-      <p className={counts.providerCharges > 1 || counts.refundMovements > counts.providerRefunds ? "error" : "small"}>
-        {counts.providerCharges > 1
-          ? `Charged ${plural(counts.providerCharges, "time")} for one purchase.`
-          : counts.refundMovements > counts.providerRefunds
-            ? `One refund at the provider, booked ${plural(counts.refundMovements, "time")}.`
-            : "Exactly once."}
-      </p>
       <h3>The browser&apos;s attempts</h3>
-      <ol className="small lab-attempts">
+      <p className="small muted">ms after request #1 left the browser; #n is the same request as in the diagram.</p>
+      <ol className="small lab-attempts" data-testid={`${target}-attempts`}>
         {outcome.attempts.map((a, i) => (
           <li key={i}>
-            <span className="mono">{a.at} ms</span> — {a.client > 1 || outcome.attempts.some((x) => x.client > 1) ? `client ${a.client}, ` : ""}
-            attempt {a.attempt}: {a.outcome}
+            <span className="mono">{a.at.toFixed(1)} ms</span> — {outcome.attempts.some((x) => x.client > 1) ? `client ${a.client}, ` : ""}
+            {a.request !== undefined ? `request #${a.request}: ` : ""}
+            {a.outcome}
           </li>
         ))}
       </ol>

@@ -1,73 +1,132 @@
 /**
- * A run's sequence diagram: four lanes (browser, app, database, provider),
- * one arrow per recorded step, in recorded order with its time in ms. Hand
- * drawn SVG: the steps are a flat list, so a few lines of layout beat a
- * diagram library's bundle, and plain SVG attributes need nothing the CSP
- * forbids. The table under it is the same content as text (screen readers,
- * tests, copy-paste); both print.
+ * A run's sequence diagram: a lane per part (browser, the completer when it
+ * took part, app, database, provider), one arrow per recorded step in
+ * recorded order. Hand drawn SVG: the steps are a flat list, so a few lines
+ * of layout beat a diagram library's bundle, and plain SVG attributes need
+ * nothing the CSP forbids.
+ *
+ * Drawn at its real size (12 px text and up), with each step's words in a
+ * column of their own right of the lanes, wrapped there: a label never
+ * crosses a lifeline and is never cut. Rows follow the order; a pause longer
+ * than BREAK_MS between two steps is drawn as a visible break ("… 3.0 s …"),
+ * so a wait never looks like a step. The table under it is the same content
+ * as text (screen readers, tests, copy-paste); both print.
  */
 import type { LabReport } from "./lab-api";
 
-const LANES = ["browser", "app", "database", "provider"] as const;
-// About as wide as one side's card at 1280 px, so the diagram is drawn near its real size and its text stays legible.
-const LANE_WIDTH = 140;
-const ROW = 30;
-const TOP = 40;
-const LEFT = 56;
-/** Longer labels are cut in the drawing (the table below has them whole); a self-arrow's label has less room. */
-const MAX_LABEL = 66;
-const MAX_SELF_LABEL = 50;
+type Step = LabReport["steps"][number];
 
-const cut = (label: string, max: number) => (label.length > max ? `${label.slice(0, max - 1)}…` : label);
+const BASE_LANES = ["browser", "app", "database", "provider"] as const;
+const ALL_LANES = ["browser", "completer", "app", "database", "provider"] as const;
+const FONT = 12;
+const LINE = 16;
+const TIME_WIDTH = 56;
+const LANE_GAP = 62;
+const LABEL_WIDTH = 204;
+/** Characters per label line at 12 px in the label column. */
+const LABEL_CHARS = 29;
+const HEAD = 30;
+const ROW_PAD = 10;
+const BREAK_HEIGHT = 24;
+/** A gap this long between two steps is drawn as a break with its length. */
+const BREAK_MS = 250;
 
-const laneX = (lane: string) => LEFT + LANES.indexOf(lane as (typeof LANES)[number]) * LANE_WIDTH + LANE_WIDTH / 2;
+const COLOR = { text: "#1f2328", muted: "#57606a", line: "#8c959f", arrow: "#0b5cad", inside: "#b3261e", completer: "#6639ba", break: "#f3f4f6" };
 
-export function SequenceDiagram({ steps, title, id }: { steps: LabReport["steps"]; title: string; id: string }) {
+/** Word-wraps `text` to lines of at most `width` characters (a longer word is split, not cut). */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ").flatMap((w) => w.match(new RegExp(`.{1,${width}}`, "g")) ?? [""])) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  return [...lines, line];
+}
+
+const seconds = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
+
+/** Times from the moment request #1 arrived (the browser's attempts count from the moment it left). */
+export function rebased(steps: Step[]): Step[] {
+  const zero = steps.find((s) => s.from === "browser")?.t ?? steps[0]?.t ?? 0;
+  return steps.map((s) => ({ ...s, t: Math.round((s.t - zero) * 10) / 10 }));
+}
+
+type Row = { kind: "step"; step: Step; y: number; lines: string[] } | { kind: "break"; y: number; gapMs: number };
+
+function layout(steps: Step[]): { rows: Row[]; height: number } {
+  const rows: Row[] = [];
+  let y = HEAD + 8;
+  steps.forEach((step, i) => {
+    const gap = i > 0 ? step.t - steps[i - 1]!.t : 0;
+    if (gap > BREAK_MS) {
+      rows.push({ kind: "break", y, gapMs: gap });
+      y += BREAK_HEIGHT;
+    }
+    const lines = wrap(step.label, LABEL_CHARS);
+    rows.push({ kind: "step", step, y, lines });
+    y += lines.length * LINE + ROW_PAD;
+  });
+  return { rows, height: y + 8 };
+}
+
+export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[]; title: string; id: string }) {
+  const steps = rebased(recorded);
+  const lanes = steps.some((s) => s.from === "completer" || s.to === "completer") ? ALL_LANES : BASE_LANES;
+  const laneX = (lane: string) => TIME_WIDTH + LANE_GAP / 2 + lanes.indexOf(lane as never) * LANE_GAP;
+  const lanesRight = TIME_WIDTH + lanes.length * LANE_GAP;
+  const width = lanesRight + LABEL_WIDTH;
+  const { rows, height } = layout(steps);
   const marker = `arrow-${id}`;
-  const height = TOP + steps.length * ROW + 20;
-  const width = LEFT + LANES.length * LANE_WIDTH;
   return (
     <figure className="sequence">
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${title}: sequence diagram, ${steps.length} steps; the table below lists them`} className="sequence-svg">
-        {LANES.map((lane) => (
-          <g key={lane}>
-            <text x={laneX(lane)} y={20} textAnchor="middle" fontWeight="700" fontSize="13" fill="#1f2328">
-              {lane}
-            </text>
-            <line x1={laneX(lane)} y1={28} x2={laneX(lane)} y2={height - 10} stroke="#8c959f" strokeDasharray="4 4" />
-          </g>
-        ))}
-        {steps.map((step, i) => {
-          const y = TOP + i * ROW + 12;
-          const x1 = laneX(step.from);
-          const x2 = laneX(step.to);
-          const self = x1 === x2;
-          const labelX = self ? x1 + 24 : (x1 + x2) / 2;
-          return (
-            <g key={i}>
-              <text x={2} y={y + 4} fontSize="10.5" fill="#57606a">
-                {step.t.toFixed(1)} ms
+      <div className="sequence-scroll">
+        <svg
+          width={width}
+          height={height}
+          viewBox={`0 0 ${width} ${height}`}
+          role="img"
+          aria-label={`${title}: sequence diagram, ${steps.length} steps; the table below lists them`}
+          className="sequence-svg"
+          fontSize={FONT}
+        >
+          {lanes.map((lane) => (
+            <g key={lane}>
+              <text x={laneX(lane)} y={18} textAnchor="middle" fontWeight="700" fill={lane === "completer" ? COLOR.completer : COLOR.text}>
+                {lane}
               </text>
-              {self ? (
-                <path d={`M ${x1} ${y - 6} h 18 v 12 h -18`} fill="none" stroke="#b3261e" strokeWidth="1.5" />
-              ) : (
-                <line x1={x1} y1={y} x2={x2 + (x2 > x1 ? -6 : 6)} y2={y} stroke="#0b5cad" strokeWidth="1.5" markerEnd={`url(#${marker})`} />
-              )}
-              <text x={labelX} y={self ? y + 4 : y - 4} fontSize="11" textAnchor={self ? "start" : "middle"} fill="#1f2328">
-                {cut(step.label, self ? MAX_SELF_LABEL : MAX_LABEL)}
-              </text>
+              <line x1={laneX(lane)} y1={HEAD} x2={laneX(lane)} y2={height - 4} stroke={COLOR.line} strokeDasharray="4 4" />
             </g>
-          );
-        })}
-        <defs>
-          <marker id={marker} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-            <path d="M 0 0 L 10 5 L 0 10 z" fill="#0b5cad" />
-          </marker>
-        </defs>
-      </svg>
+          ))}
+          {rows.map((row, i) =>
+            row.kind === "break" ? (
+              <g key={i}>
+                <rect x={0} y={row.y} width={width} height={BREAK_HEIGHT - 6} fill={COLOR.break} />
+                <text x={TIME_WIDTH + (lanes.length * LANE_GAP) / 2} y={row.y + 13} textAnchor="middle" fill={COLOR.muted} fontStyle="italic">
+                  … {seconds(row.gapMs)} …
+                </text>
+              </g>
+            ) : (
+              <StepRow key={i} row={row} x1={laneX(row.step.from)} x2={laneX(row.step.to)} labelX={lanesRight + 6} marker={marker} />
+            ),
+          )}
+          <defs>
+            {[COLOR.arrow, COLOR.completer].map((color) => (
+              <marker key={color} id={`${marker}-${color.slice(1)}`} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                <path d="M 0 0 L 10 5 L 0 10 z" fill={color} />
+              </marker>
+            ))}
+          </defs>
+        </svg>
+      </div>
       <figcaption className="visually-hidden">{title}</figcaption>
+      <Legend />
       <table className="table steps-table">
-        <caption className="small muted">{title}: every recorded step, in order</caption>
+        <caption className="small muted">{title}: every recorded step, in order (ms after request #1 arrived)</caption>
         <thead>
           <tr>
             <th scope="col" className="num">
@@ -90,5 +149,53 @@ export function SequenceDiagram({ steps, title, id }: { steps: LabReport["steps"
         </tbody>
       </table>
     </figure>
+  );
+}
+
+function StepRow({ row, x1, x2, labelX, marker }: { row: Extract<Row, { kind: "step" }>; x1: number; x2: number; labelX: number; marker: string }) {
+  const { step, y, lines } = row;
+  const arrowY = y + FONT - 4;
+  const color = step.from === "completer" || step.to === "completer" ? COLOR.completer : x1 === x2 ? COLOR.inside : COLOR.arrow;
+  return (
+    <g>
+      <text x={TIME_WIDTH - 8} y={y + FONT - 1} textAnchor="end" fill={COLOR.muted}>
+        {step.t.toFixed(1)}
+      </text>
+      {x1 === x2 ? (
+        <path d={`M ${x1} ${arrowY - 5} h 16 v 10 h -16`} fill="none" stroke={color} strokeWidth="1.5" />
+      ) : (
+        <line x1={x1} y1={arrowY} x2={x2 + (x2 > x1 ? -4 : 4)} y2={arrowY} stroke={color} strokeWidth="1.5" markerEnd={`url(#${marker}-${color.slice(1)})`} />
+      )}
+      <text x={labelX} y={y + FONT - 1} fill={COLOR.text}>
+        {lines.map((line, i) => (
+          <tspan key={i} x={labelX} dy={i === 0 ? 0 : LINE}>
+            {line}
+          </tspan>
+        ))}
+      </text>
+    </g>
+  );
+}
+
+function Legend() {
+  return (
+    <dl className="sequence-legend small">
+      <div>
+        <dt>fence N</dt>
+        <dd>how many times the key has been taken up; only the attempt holding the newest fence may write, so a stopped worker that wakes up late changes nothing.</dd>
+      </div>
+      <div>
+        <dt>recovery point</dt>
+        <dd>a phase committed on its own; whoever takes the key over resumes after it and never repeats it (the provider gets the same key again and answers from its record).</dd>
+      </div>
+      <div>
+        <dt>… 3.0 s …</dt>
+        <dd>time passing between two steps, drawn as a break: rows follow the order, not the clock.</dd>
+      </div>
+      <div>
+        <dt>a loop on one lane</dt>
+        <dd>something inside that part, such as the simulated crash; purple arrows are the completer&apos;s.</dd>
+      </div>
+    </dl>
   );
 }

@@ -1,6 +1,6 @@
 /** /admin/keys/{tenantId}/{key}: one idempotency key in full, behind the admin sign-in. */
 import { adminEnabled } from "@/server/admin/session";
-import { isDemoMode } from "@/server/env";
+import { env, isDemoMode } from "@/server/env";
 import { currentAdmin } from "../../../_lib/current-admin";
 import { KeyDetailView } from "../../../_components/key-detail";
 import { SignInForm } from "../../../_components/sign-in-form";
@@ -34,7 +34,7 @@ export default async function KeyPage({ params }: { params: Promise<{ tenantId: 
         </h1>
         <SignOutButton />
       </div>
-      <KeyDetailView tenantId={tenantId} keyName={key} />
+      <KeyDetailView tenantId={tenantId} keyName={key} completerOn={env.COMPLETER_INTERVAL_MS > 0} />
     </div>
   );
 }

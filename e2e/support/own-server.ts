@@ -1,0 +1,42 @@
+/**
+ * A run command of a spec's own, for settings the shared e2e server does not
+ * have (the completer on, say): a fresh database, its own provider stand-in,
+ * demo mode (the run command's demo secrets), in a process group of its own
+ * so that one signal stops all of it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { expect } from "@playwright/test";
+import postgres, { type Sql } from "postgres";
+import { createFreshDatabase, freePort } from "../../tests/support/database";
+import { root } from "./walkthrough";
+
+export type OwnServer = { baseURL: string; db: Sql; stop: () => Promise<void> };
+
+export async function startOwnServer(label: string, env: Record<string, string>): Promise<OwnServer> {
+  const [database, port, pspPort] = await Promise.all([createFreshDatabase(label), freePort(), freePort()]);
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, PSP_PORT: String(pspPort), LOG_LEVEL: "warn", ...env },
+  });
+  const db = postgres(database.url, { max: 2, onnotice: () => undefined });
+  const baseURL = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, "exit");
+      process.kill(-child.pid, "SIGTERM");
+      await exited;
+    }
+    await db.end();
+    await database.dispose();
+  };
+  try {
+    await expect.poll(async () => (await fetch(`${baseURL}/api/health`).catch(() => undefined))?.status, { timeout: 180_000, message: `${label}: the server never became healthy` }).toBe(200);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { baseURL, db, stop };
+}
