@@ -7,7 +7,8 @@
  *   writes in one transaction (handlers write through `ctx.idempotency.tx`);
  * - `recoverableProcedure(input)`: tenant + idempotency with recovery points,
  *   for handlers that call a provider between their writes;
- * - `adminProcedure`: a signed admin session cookie; tenant tokens never count.
+ * - `adminProcedure`: a signed admin session cookie; tenant tokens never count;
+ * - `operatorProcedure`: an admin session whose operator has the `operator` role.
  *
  * The idempotent builders take the input schema because validation must run
  * before the key is claimed (a malformed request pins nothing), and tRPC runs
@@ -24,6 +25,7 @@ import { idempotencyRuntime } from "./keys/runtime";
 import { tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
 import { checkAdminChange } from "./admin/origin";
+import { OperatorRole } from "./admin/operators";
 import { sessionFromHeaders } from "./admin/session";
 
 export type RestMeta = {
@@ -101,6 +103,14 @@ export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) =>
   const admin = await sessionFromHeaders(ctx.headers);
   if (!admin) throw toTRPCError(new DomainError("unauthorized", 401, "Admin sign-in required."));
   return next({ ctx: { admin } });
+});
+
+/** An admin change to keys (resume, recover, purge): the `operator` role only; a viewer gets 403. */
+export const operatorProcedure = adminProcedure.use(({ ctx, next }) => {
+  if (ctx.admin.operator.role !== OperatorRole.Operator) {
+    throw toTRPCError(new DomainError("forbidden-role", 403, `Operator ${ctx.admin.operator.name} may only read (role ${ctx.admin.operator.role}).`));
+  }
+  return next();
 });
 
 const idempotency = createIdempotencyProcedures(idempotencyRuntime);
