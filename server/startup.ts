@@ -24,6 +24,7 @@ import { startCompleter } from "./keys/completer";
 import { startExpirySweep } from "./keys/sweep";
 import { logger } from "./logger";
 import { startPspProcess, type PspProcess } from "./psp/process";
+import { webhookReceivers } from "./webhooks/receivers";
 
 const WAITING = "waiting for the database";
 
@@ -66,7 +67,12 @@ async function boot(): Promise<void> {
   // The contract: the run command also serves the provider stand-in, unless PSP_URL names one.
   const psp = env.PSP_URL
     ? undefined
-    : startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET }).then((p) => (started.psp = p));
+    : startPspProcess({
+        port: env.PSP_PORT,
+        slowMs: env.PSP_SLOW_MS,
+        webhookSecret: env.PSP_WEBHOOK_SECRET,
+        webhookUrls: Object.values(webhookReceivers(`http://127.0.0.1:${env.PORT}`)),
+      }).then((p) => (started.psp = p));
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
   started.stops.push(startExpirySweep(env.IDEMPOTENCY_SWEEP_MS).stop);

@@ -22,7 +22,8 @@ import type { Context } from "./context";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "./idempotency";
 import { idempotencyRuntime } from "./keys/runtime";
-import { tenantForToken } from "./tenants/service";
+import { env, isDemoMode } from "./env";
+import { tenantById, tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
 import { checkAdminChange } from "./admin/origin";
 import { OperatorRole } from "./admin/operators";
@@ -116,10 +117,17 @@ export const operatorProcedure = adminProcedure.use(({ ctx, next }) => {
 const idempotency = createIdempotencyProcedures(idempotencyRuntime);
 
 /**
- * The demo shop's own pages act as the demo tenant, server-side: the browser
- * never holds a tenant token. Only the storefront procedures use this.
+ * The shop's own pages act as one tenant, server-side: the browser never
+ * holds a tenant token. In demo mode that is the demo tenant; otherwise only
+ * the tenant a deployment names on purpose (STOREFRONT_TENANT_ID), and with
+ * none named the storefront is off (404): a real deployment never takes
+ * anonymous orders as the demo tenant. Only the storefront procedures use this.
  */
-export const storefrontProcedure = publicProcedure.use(({ next }) => next({ ctx: { tenant: DEMO_TENANT as TenantContext["tenant"] } }));
+export const storefrontProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const tenant = isDemoMode() ? DEMO_TENANT : env.STOREFRONT_TENANT_ID ? await tenantById(ctx.db, env.STOREFRONT_TENANT_ID) : undefined;
+  if (!tenant) throw toTRPCError(new DomainError("storefront-off", 404, "The storefront is off on this server."));
+  return next({ ctx: { tenant: tenant as TenantContext["tenant"] } });
+});
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */
 export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {

@@ -28,12 +28,13 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
-export async function startPspProcess(options: { port: number; slowMs: number; webhookSecret: string }): Promise<PspProcess> {
+/** `webhookUrls`: the only URLs the stand-in delivers webhooks to (see stand-in.ts). */
+export async function startPspProcess(options: { port: number; slowMs: number; webhookSecret: string; webhookUrls?: readonly string[] }): Promise<PspProcess> {
   const url = `http://127.0.0.1:${options.port}`;
   if (await healthy(url)) return { url, stop: async () => undefined };
   const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "server/psp/main.ts")], {
     cwd: root,
-    env: { ...process.env, PSP_PORT: String(options.port), PSP_SLOW_MS: String(options.slowMs), PSP_WEBHOOK_SECRET: options.webhookSecret },
+    env: { ...process.env, PSP_PORT: String(options.port), PSP_SLOW_MS: String(options.slowMs), PSP_WEBHOOK_SECRET: options.webhookSecret, PSP_WEBHOOK_URLS: (options.webhookUrls ?? []).join(",") },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
