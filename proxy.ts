@@ -1,8 +1,7 @@
 /**
  * The gate in front of every route (Next.js 16's proxy, on the Node.js
- * runtime, in the server's own process), in this order:
- * - TRACE and TRACK get a 405 problem: nothing here echoes a request back,
- *   and without this gate they reach Next.js and end as a logged crash;
+ * runtime, in the server's own process), in this order (TRACE and TRACK
+ * never get here: server/edge/node-edge.ts answers them):
  * - a Host that is neither a loopback name nor in ALLOWED_HOSTS gets 421
  *   (DNS rebinding, see server/edge/hosts.ts);
  * - while the instance waits for its database at start-up, or has lost it,
@@ -16,13 +15,7 @@ import { env } from "./server/env";
 import { databaseUnavailableProblem, DomainError, problemBody, publicProblem } from "./server/errors";
 import { problemResponse } from "./server/rest/respond";
 
-const REFUSED_METHODS = new Set(["TRACE", "TRACK"]);
-
 export function proxy(request: NextRequest) {
-  if (REFUSED_METHODS.has(request.method.toUpperCase())) {
-    const refused = new DomainError("method-not-allowed", 405, `${request.method.toUpperCase()} is not served here.`);
-    return problemResponse(publicProblem(refused), new Headers({ allow: "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS" }));
-  }
   if (!hostAllowed(request.headers.get("host"), env.ALLOWED_HOSTS)) {
     return problemResponse(publicProblem(new DomainError("misdirected-request", 421, "This server does not answer for that host name.")));
   }

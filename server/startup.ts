@@ -18,7 +18,7 @@ import { closeDatabase } from "../db/client";
 import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
-import { normaliseForwarding } from "./edge/forwarded";
+import { installNodeEdge } from "./edge/node-edge";
 import { env } from "./env";
 import { startCompleter } from "./keys/completer";
 import { startExpirySweep } from "./keys/sweep";
@@ -38,7 +38,7 @@ const started: {
 /** Returns at once; `cannotStart` ends the process with one line if start-up fails. */
 export function startServer(cannotStart: (error: unknown) => void): void {
   markStarting(WAITING);
-  normaliseForwarding(env.TRUST_PROXY);
+  installNodeEdge(env.TRUST_PROXY);
   let stopping = false;
   /** Stops what has started; exits with `code`, or returns for the caller to exit. */
   const stop = async (signal: NodeJS.Signals | "failure", code: number | undefined) => {

@@ -138,8 +138,8 @@ describe("lab runs", () => {
     const oldest = await Promise.all([createRun(scenarioById("double-click")!, LabTarget.Naive), createRun(scenarioById("double-click")!, LabTarget.Naive)]);
     const { sql } = database();
     await sql`update lab_runs set created_at = now() - interval '1 hour' where id in ${sql(oldest.map((r) => r.id))}`;
-    const [{ n }] = (await sql<{ n: number }[]>`select count(*)::int as n from lab_runs`) as [{ n: number }];
-    const fresh = await createRun(scenarioById("double-click")!, LabTarget.Naive, { kept: n - 1, perMinute: 1000 });
+    const [all] = await sql<{ n: number }[]>`select count(*)::int as n from lab_runs`;
+    const fresh = await createRun(scenarioById("double-click")!, LabTarget.Naive, { kept: all!.n - 1, perMinute: 1000 });
     const left = await sql<{ id: string }[]>`select id from lab_runs where id in ${sql([...oldest, fresh].map((r) => r.id))}`;
     expect(left.map((r) => r.id)).toEqual([fresh.id]);
   });
