@@ -8,7 +8,7 @@
  */
 
 /** The name in a Host header, lowercased, without its port (IPv6 keeps its brackets). */
-export function hostName(host: string): string {
+function hostName(host: string): string {
   const value = host.trim().toLowerCase();
   if (value.startsWith("[")) return value.slice(0, value.indexOf("]") + 1);
   const colon = value.lastIndexOf(":");

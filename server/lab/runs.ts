@@ -40,7 +40,7 @@ const KEEP_RUNS_MS = 24 * 60 * 60 * 1000;
  * Anyone may start a run (the lab needs no sign-in), so runs are bounded: at
  * most this many kept (the oldest go first) and this many started per minute.
  */
-export const LAB_RUN_LIMITS: LabRunLimits = { kept: 200, perMinute: 30 };
+const LAB_RUN_LIMITS: LabRunLimits = { kept: 200, perMinute: 30 };
 export type LabRunLimits = { kept: number; perMinute: number };
 /** Serialises starts across instances, so the per-minute count is exact. */
 const START_LOCK = 0x1ab5_7a27;
