@@ -1,15 +1,24 @@
 /**
  * The gate in front of every route (Next.js 16's proxy, on the Node.js
- * runtime, in the server's own process): while the instance waits for its
- * database at start-up, or has lost it, requests get a 503 problem with
- * Retry-After at once instead of a 500 or a hang. The health endpoint passes
- * through and tells which of the two it is.
+ * runtime, in the server's own process), in this order (TRACE and TRACK
+ * never get here: server/edge/node-edge.ts answers them):
+ * - a Host that is neither a loopback name nor in ALLOWED_HOSTS gets 421
+ *   (DNS rebinding, see server/edge/hosts.ts);
+ * - while the instance waits for its database at start-up, or has lost it,
+ *   requests get a 503 problem with Retry-After at once instead of a 500 or
+ *   a hang. The health endpoint passes through and tells which of the two it is.
  */
 import { NextResponse, type NextRequest } from "next/server";
 import { availability, Phase, RETRY_AFTER_SECONDS } from "./db/availability";
-import { databaseUnavailableProblem, problemBody } from "./server/errors";
+import { hostAllowed } from "./server/edge/hosts";
+import { env } from "./server/env";
+import { databaseUnavailableProblem, DomainError, problemBody, publicProblem } from "./server/errors";
+import { problemResponse } from "./server/rest/respond";
 
 export function proxy(request: NextRequest) {
+  if (!hostAllowed(request.headers.get("host"), env.ALLOWED_HOSTS)) {
+    return problemResponse(publicProblem(new DomainError("misdirected-request", 421, "This server does not answer for that host name.")));
+  }
   const { phase, databaseUp, detail } = availability();
   if ((phase === Phase.ready && databaseUp) || request.nextUrl.pathname === "/api/health") return NextResponse.next();
   const problem = databaseUnavailableProblem(phase === Phase.starting ? `The service is starting (${detail}); retry shortly.` : undefined);

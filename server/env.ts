@@ -3,7 +3,11 @@
  * setting fails at start-up with a message naming the variable, not later in a
  * request. `next.config.js` imports this module so `next build` checks it too.
  */
+import { isIP } from "node:net";
 import { z } from "zod";
+
+/** Which peers are proxies: the last `hops` hops, or any peer among `addresses`. */
+export type TrustProxy = { hops: number } | { addresses: string[] };
 
 const durationMs = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -87,6 +91,39 @@ const schema = z.object({
   ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
   /** Signs admin session cookies; unset: a key derived from ADMIN_PASSWORD, so restarts keep sessions. */
   ADMIN_SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  /**
+   * Host names (comma-separated, no port) this app answers besides the loopback names
+   * (localhost, *.localhost, 127.0.0.1, [::1]). Any other Host gets 421 before a handler runs:
+   * a page that rebinds its own name to this machine (DNS rebinding) sends its own name.
+   */
+  ALLOWED_HOSTS: z
+    .string()
+    .default("")
+    .transform((v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[a-z0-9.-]+$|^\[[0-9a-f:]+\]$/, "must be host names without port or scheme"))),
+  /**
+   * Which proxies in front are believed about the client (X-Forwarded-For) and the host
+   * (X-Forwarded-Host). "false" (default): none, the socket's peer is the client and both
+   * headers are ignored. A number n: the last n hops (the peer included) are proxies.
+   * Addresses (comma-separated): a peer among them is a proxy.
+   */
+  TRUST_PROXY: z
+    .string()
+    .default("false")
+    .transform((v, ctx): TrustProxy => {
+      const value = v.trim();
+      if (value === "false" || value === "") return { hops: 0 };
+      if (/^\d+$/.test(value)) return { hops: Math.min(Number(value), 10) };
+      const addresses = value.split(",").map((a) => a.trim()).filter(Boolean);
+      if (addresses.every((a) => isIP(a) !== 0)) return { addresses };
+      ctx.addIssue({ code: "custom", message: 'must be "false", a number of hops, or comma-separated IP addresses' });
+      return z.NEVER;
+    }),
+  /**
+   * The tenant id the storefront (/checkout) sells for when demo mode is off. Unset: outside
+   * demo mode the storefront is off (404), so no deployment charges as the demo tenant by accident.
+   */
+  STOREFRONT_TENANT_ID: z.string().min(1).max(100).optional(),
   /**
    * The failure lab's simulations (/lab: fault switches, the unprotected twin). The run command
    * turns it on when it runs with its demo secrets; anywhere with a real ADMIN_PASSWORD it is refused.

@@ -20,12 +20,14 @@ import { clusterDir } from "../db/cluster-home";
 import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
+import { installNodeEdge } from "./edge/node-edge";
 import { env } from "./env";
 import { startCompleter } from "./keys/completer";
 import { flushEvents } from "./keys/events";
 import { startExpirySweep } from "./keys/sweep";
 import { logger } from "./logger";
 import { startPspProcess, type PspProcess } from "./psp/process";
+import { webhookReceivers } from "./webhooks/receivers";
 
 const WAITING = "waiting for the database";
 
@@ -39,6 +41,7 @@ const started: {
 /** Returns at once; `cannotStart` ends the process with one line if start-up fails. */
 export function startServer(cannotStart: (error: unknown) => void): void {
   markStarting(WAITING);
+  installNodeEdge(env.TRUST_PROXY);
   let stopping = false;
   /** Stops what has started; exits with `code`, or returns for the caller to exit. */
   const stop = async (signal: NodeJS.Signals | "failure", code: number | undefined) => {
@@ -70,7 +73,13 @@ async function boot(): Promise<void> {
   // The contract: the run command also serves the provider stand-in, unless PSP_URL names one.
   const psp = env.PSP_URL
     ? undefined
-    : startPspProcess({ port: env.PSP_PORT, slowMs: env.PSP_SLOW_MS, webhookSecret: env.PSP_WEBHOOK_SECRET, dataFile: standInRecords() }).then((p) => (started.psp = p));
+    : startPspProcess({
+        port: env.PSP_PORT,
+        slowMs: env.PSP_SLOW_MS,
+        webhookSecret: env.PSP_WEBHOOK_SECRET,
+        dataFile: standInRecords(),
+        webhookUrls: Object.values(webhookReceivers(`http://127.0.0.1:${env.PORT}`)),
+      }).then((p) => (started.psp = p));
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
   // A clean stop writes what the event writer holds (a minute's replay counts at most) before the pool closes.

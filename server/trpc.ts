@@ -7,7 +7,8 @@
  *   writes in one transaction (handlers write through `ctx.idempotency.tx`);
  * - `recoverableProcedure(input)`: tenant + idempotency with recovery points,
  *   for handlers that call a provider between their writes;
- * - `adminProcedure`: a signed admin session cookie; tenant tokens never count.
+ * - `adminProcedure`: a signed admin session cookie; tenant tokens never count;
+ * - `operatorProcedure`: an admin session whose operator has the `operator` role.
  *
  * The idempotent builders take the input schema because validation must run
  * before the key is claimed (a malformed request pins nothing), and tRPC runs
@@ -21,9 +22,11 @@ import type { Context } from "./context";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "./idempotency";
 import { idempotencyRuntime } from "./keys/runtime";
-import { tenantForToken } from "./tenants/service";
+import { env, isDemoMode } from "./env";
+import { tenantById, tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
 import { checkAdminChange } from "./admin/origin";
+import { OperatorRole } from "./admin/operators";
 import { sessionFromHeaders } from "./admin/session";
 
 export type RestMeta = {
@@ -103,13 +106,28 @@ export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) =>
   return next({ ctx: { admin } });
 });
 
+/** An admin change to keys (resume, recover, purge): the `operator` role only; a viewer gets 403. */
+export const operatorProcedure = adminProcedure.use(({ ctx, next }) => {
+  if (ctx.admin.operator.role !== OperatorRole.Operator) {
+    throw toTRPCError(new DomainError("forbidden-role", 403, `Operator ${ctx.admin.operator.name} may only read (role ${ctx.admin.operator.role}).`));
+  }
+  return next();
+});
+
 const idempotency = createIdempotencyProcedures(idempotencyRuntime);
 
 /**
- * The demo shop's own pages act as the demo tenant, server-side: the browser
- * never holds a tenant token. Only the storefront procedures use this.
+ * The shop's own pages act as one tenant, server-side: the browser never
+ * holds a tenant token. In demo mode that is the demo tenant; otherwise only
+ * the tenant a deployment names on purpose (STOREFRONT_TENANT_ID), and with
+ * none named the storefront is off (404): a real deployment never takes
+ * anonymous orders as the demo tenant. Only the storefront procedures use this.
  */
-export const storefrontProcedure = publicProcedure.use(({ next }) => next({ ctx: { tenant: DEMO_TENANT as TenantContext["tenant"] } }));
+export const storefrontProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const tenant = isDemoMode() ? DEMO_TENANT : env.STOREFRONT_TENANT_ID ? await tenantById(ctx.db, env.STOREFRONT_TENANT_ID) : undefined;
+  if (!tenant) throw toTRPCError(new DomainError("storefront-off", 404, "The storefront is off on this server."));
+  return next({ ctx: { tenant: tenant as TenantContext["tenant"] } });
+});
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */
 export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {

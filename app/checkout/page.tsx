@@ -1,4 +1,6 @@
 import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { TRPCError } from "@trpc/server";
 import { demoCaller } from "@/server/caller";
 import { Checkout } from "./_components/checkout";
 
@@ -6,7 +8,15 @@ export const metadata: Metadata = { title: "Checkout" };
 export const dynamic = "force-dynamic";
 
 export default async function CheckoutPage() {
-  const { data: products } = await (await demoCaller()).checkout.catalog();
+  // Outside demo mode the storefront is off unless a deployment names its tenant (server/trpc.ts).
+  const catalog = await (await demoCaller())
+    .checkout.catalog()
+    .catch((error: unknown) => {
+      if (error instanceof TRPCError && error.code === "NOT_FOUND") return undefined;
+      throw error;
+    });
+  if (!catalog) notFound();
+  const products = catalog.data;
   return (
     <div className="stack">
       <section>

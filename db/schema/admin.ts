@@ -3,7 +3,29 @@
  * what it touched, so the dashboard can show who changed what and when.
  */
 import { sql } from "drizzle-orm";
-import { bigserial, index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+
+export const OperatorRole = {
+  /** Reads everything the dashboard shows. */
+  Viewer: "viewer",
+  /** Also resumes, recovers and purges keys. */
+  Operator: "operator",
+} as const;
+export type OperatorRole = (typeof OperatorRole)[keyof typeof OperatorRole];
+
+/**
+ * The people who sign in to /admin, each with a role and a scrypt hash of
+ * their password (server/admin/operators.ts). `demo` marks the one operator
+ * demo mode creates with the documented demo password; it counts only while
+ * demo mode is on.
+ */
+export const adminOperators = pgTable("admin_operators", {
+  name: text("name").primaryKey(),
+  role: text("role").$type<OperatorRole>().notNull(),
+  passwordHash: text("password_hash").notNull(),
+  demo: boolean("demo").notNull().default(false),
+  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().default(sql`now()`),
+});
 
 export const AdminAction = {
   Recover: "recover",
@@ -18,8 +40,10 @@ export const adminAuditLog = pgTable(
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
     action: text("action").$type<AdminAction>().notNull(),
-    /** Which sign-in did it: the session's id, not a person (there is one shared admin password). */
+    /** Which sign-in did it. */
     sessionId: text("session_id").notNull(),
+    /** Who did it (null on entries from before operator accounts). */
+    operator: text("operator"),
     /** The key acted on; null for actions over many keys. */
     tenantId: text("tenant_id"),
     key: text("key"),
@@ -39,10 +63,12 @@ export const adminSessions = pgTable(
   "admin_sessions",
   {
     id: text("id").primaryKey(),
+    /** Whose session; removing the operator ends it. Null rows (from before operator accounts) never count. */
+    operator: text("operator").references(() => adminOperators.name, { onDelete: "cascade" }),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().default(sql`now()`),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
   },
-  (t) => [index("admin_sessions_expires_at_idx").on(t.expiresAt)],
+  (t) => [index("admin_sessions_expires_at_idx").on(t.expiresAt), index("admin_sessions_operator_idx").on(t.operator)],
 );
 
 /** Sign-in attempt counters (rate-limiter-flexible's Drizzle store: these three columns, these names). */

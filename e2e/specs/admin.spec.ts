@@ -73,7 +73,7 @@ test("shows only the sign-in form until the admin password is given; tenant toke
 
   await admin.goto({ tenant: tenant.id });
   await admin.signIn("not-the-password");
-  await expect(page.getByText("Sign-in failed. Check the password and try again.")).toBeVisible();
+  await expect(page.getByText("Sign-in failed. Check the operator name and password and try again.")).toBeVisible();
   await expect(admin.heading).toHaveCount(0);
 
   await admin.signIn();

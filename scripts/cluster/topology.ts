@@ -126,6 +126,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       SEED_DEMO: "false",
       PSP_URL: psp.url,
       PSP_WEBHOOK_SECRET: options.pspWebhookSecret,
+      // HAProxy in front, one hop: the instances believe its X-Forwarded-For (scripts/cluster/haproxy.ts).
+      TRUST_PROXY: "1",
     };
     // An instance's own embedded cluster or stand-in would be a second database or provider.
     for (const k of ["EMBEDDED_PG_DIR", "EMBEDDED_PG_PORT", "PSP_PORT"]) delete env[k];

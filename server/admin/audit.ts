@@ -1,5 +1,6 @@
 /**
- * The admin audit log: every recover and purge, written in the same
+ * The admin audit log: every recover, resume and purge, naming the operator
+ * and the session that did it, written in the same
  * transaction as the change it records (or right after a purge's batches),
  * and listed on the dashboard and on each key's page.
  */
@@ -8,23 +9,26 @@ import { z } from "zod";
 import { strictInput } from "../input";
 import type { AdminAction } from "../../db/schema/admin";
 import { iso } from "./key-state";
+import type { AdminSession } from "./session";
 
 export type AuditEntry = {
   id: number;
   action: AdminAction;
   sessionId: string;
+  /** Who did it; null on entries from before operator accounts. */
+  operator: string | null;
   tenantId: string | null;
   key: string | null;
   detail: Record<string, unknown>;
   at: string;
 };
 
-export type NewAuditEntry = { action: AdminAction; sessionId: string; tenantId?: string | null; key?: string | null; detail: Record<string, unknown> };
+export type NewAuditEntry = { action: AdminAction; by: AdminSession; tenantId?: string | null; key?: string | null; detail: Record<string, unknown> };
 
 export async function recordAudit(q: ISql, entry: NewAuditEntry): Promise<void> {
   await q`
-    insert into admin_audit_log (action, session_id, tenant_id, key, detail)
-    values (${entry.action}, ${entry.sessionId}, ${entry.tenantId ?? null}, ${entry.key ?? null}, ${JSON.stringify(entry.detail)}::jsonb)`;
+    insert into admin_audit_log (action, session_id, operator, tenant_id, key, detail)
+    values (${entry.action}, ${entry.by.id}, ${entry.by.operator.name}, ${entry.tenantId ?? null}, ${entry.key ?? null}, ${JSON.stringify(entry.detail)}::jsonb)`;
 }
 
 export const listAuditInput = strictInput({
@@ -43,7 +47,7 @@ export async function listAudit(ctx: { sql: Sql }, input: ListAuditInput): Promi
   ];
   // JSON comes back as text: the pool is shared with Drizzle, whose parsers pass JSON through untouched.
   const rows = await q<(Omit<AuditEntry, "detail"> & { detail: string })[]>`
-    select a.id::float8 as id, a.action, a.session_id as "sessionId", a.tenant_id as "tenantId", a.key,
+    select a.id::float8 as id, a.action, a.session_id as "sessionId", a.operator, a.tenant_id as "tenantId", a.key,
            a.detail::text as detail, ${iso(q, q`a.at`)} as at
     from admin_audit_log a
     where true ${filters[0]!} ${filters[1]!}

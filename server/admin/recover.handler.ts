@@ -28,7 +28,7 @@ export async function recoverKey(ctx: { sql: Sql; admin: AdminSession }, input: 
         throw new DomainError("key-not-recoverable", 422, `Only an in-progress key can be recovered; this one is ${released.state.replace("_", " ")}.`, { tenantId, key });
       case "released": {
         const recovered: Recovered = { fence: released.fence, previousLockedUntil: released.previousLockedUntil, wasStale: released.wasStale };
-        await recordAudit(q, { action: AdminAction.Recover, sessionId: ctx.admin.id, tenantId, key, detail: recovered });
+        await recordAudit(q, { action: AdminAction.Recover, by: ctx.admin, tenantId, key, detail: recovered });
         return recovered;
       }
     }

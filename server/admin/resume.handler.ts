@@ -37,7 +37,7 @@ export async function resumeKey(ctx: { sql: Sql; admin: AdminSession }, input: K
   // Taken up meanwhile by a client retry or a completer round: that attempt finishes it.
   if (!ran) throw busy(tenantId, key);
   const resumed: Resumed = { outcome: ran.outcome, status: ran.outcome === "completed" ? ran.status : null, detail: ran.outcome === "completed" ? null : ran.detail };
-  await recordAudit(q, { action: AdminAction.Resume, sessionId: ctx.admin.id, tenantId, key, detail: resumed });
+  await recordAudit(q, { action: AdminAction.Resume, by: ctx.admin, tenantId, key, detail: resumed });
   return resumed;
 }
 

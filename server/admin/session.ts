@@ -1,6 +1,6 @@
 /**
- * The admin session: one shared password (ADMIN_PASSWORD), a signed cookie
- * and a row in `admin_sessions`. The cookie carries the session id and its
+ * The admin session: an operator's sign-in (operators.ts), a signed cookie
+ * and a row in `admin_sessions` naming the operator. The cookie carries the session id and its
  * expiry inside an HMAC-signed payload, so a tampered one never verifies and
  * a copied one dies after 8 hours; the row is what makes it count, so
  * sign-out (which deletes the row) ends it at once, on every instance.
@@ -9,21 +9,23 @@
  * derived from ADMIN_PASSWORD with HKDF: restarts keep sessions, and changing
  * the password signs everyone out. Neither value is ever logged.
  */
-import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
-import { and, eq, gt, lte, sql } from "drizzle-orm";
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { and, desc, eq, gt, lte, sql } from "drizzle-orm";
 import { database } from "../../db/client";
 import { adminSessions } from "../../db/schema";
 import { env } from "../env";
+import { operatorNamed, type Operator } from "./operators";
 
 export const ADMIN_COOKIE = "eo_admin";
 export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 const VERSION = "v1";
 
-/** `id` tells sign-ins apart in the audit log; it identifies a session, not a person. */
-export type AdminSession = { id: string; issuedAt: number; expiresAt: number };
+/** `id` tells one operator's sign-ins apart; `operator` is who signed in, as the database has them now. */
+export type AdminSession = { id: string; issuedAt: number; expiresAt: number; operator: Operator };
+type SignedClaims = Omit<AdminSession, "operator">;
 
 /** Whether sign-in is possible at all (development and tests may run without a password). */
-export const adminEnabled = () => env.ADMIN_PASSWORD !== undefined;
+export const adminEnabled = () => signingKey() !== undefined;
 
 function signingKey(): Buffer | undefined {
   if (env.ADMIN_SESSION_SECRET) return Buffer.from(env.ADMIN_SESSION_SECRET, "utf8");
@@ -31,32 +33,23 @@ function signingKey(): Buffer | undefined {
   return Buffer.from(hkdfSync("sha256", env.ADMIN_PASSWORD, "exactly-once", "admin-session-signing-key", 32));
 }
 
-const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest();
-
-/** Constant time whatever the lengths: both sides are hashed to 32 bytes first. */
-export function passwordMatches(candidate: string): boolean {
-  const expected = env.ADMIN_PASSWORD;
-  if (expected === undefined) return false;
-  return timingSafeEqual(sha256(candidate), sha256(expected));
-}
-
 const mac = (key: Buffer, data: string) => createHmac("sha256", key).update(data, "utf8").digest("base64url");
 
 /** A new session token, `v1.<payload>.<signature>`, and its row; expired rows are cleared on the way. */
-export async function issueSession(now = Date.now()): Promise<{ token: string; session: AdminSession }> {
+export async function issueSession(operator: Operator, now = Date.now()): Promise<{ token: string; session: AdminSession }> {
   const key = signingKey();
   if (!key) throw new Error("Admin sign-in is not configured (ADMIN_PASSWORD is unset).");
-  const session = { id: randomBytes(16).toString("hex"), issuedAt: now, expiresAt: now + SESSION_TTL_MS };
+  const session = { id: randomBytes(16).toString("hex"), issuedAt: now, expiresAt: now + SESSION_TTL_MS, operator };
   const { db } = database();
   await db.delete(adminSessions).where(lte(adminSessions.expiresAt, sql`now()`));
-  await db.insert(adminSessions).values({ id: session.id, createdAt: new Date(now), expiresAt: new Date(session.expiresAt) });
+  await db.insert(adminSessions).values({ id: session.id, operator: operator.name, createdAt: new Date(now), expiresAt: new Date(session.expiresAt) });
   const payload = Buffer.from(JSON.stringify({ sid: session.id, iat: session.issuedAt, exp: session.expiresAt })).toString("base64url");
   const body = `${VERSION}.${payload}`;
   return { token: `${body}.${mac(key, body)}`, session };
 }
 
 /** What a token's signature proves, or undefined for anything unsigned, tampered, malformed or expired. */
-function signedClaims(token: string | undefined, now: number): AdminSession | undefined {
+function signedClaims(token: string | undefined, now: number): SignedClaims | undefined {
   const key = signingKey();
   if (!key || !token) return undefined;
   const parts = token.split(".");
@@ -79,11 +72,35 @@ function signedClaims(token: string | undefined, now: number): AdminSession | un
 export async function verifySession(token: string | undefined, now = Date.now()): Promise<AdminSession | undefined> {
   const claims = signedClaims(token, now);
   if (!claims) return undefined;
-  const [row] = await database()
-    .db.select({ id: adminSessions.id })
+  const { db } = database();
+  const [row] = await db
+    .select({ operator: adminSessions.operator })
     .from(adminSessions)
     .where(and(eq(adminSessions.id, claims.id), gt(adminSessions.expiresAt, sql`now()`)));
-  return row ? claims : undefined;
+  // The role is read afresh on every request: a changed role or a removed operator counts at once.
+  const operator = row?.operator ? await operatorNamed(db, row.operator) : undefined;
+  return operator ? { ...claims, operator } : undefined;
+}
+
+export type SessionSummary = { id: string; createdAt: string; expiresAt: string; current: boolean };
+
+/** An operator's own sessions still signed in, newest first. */
+export async function sessionsOf(session: AdminSession): Promise<SessionSummary[]> {
+  const rows = await database()
+    .db.select({ id: adminSessions.id, createdAt: adminSessions.createdAt, expiresAt: adminSessions.expiresAt })
+    .from(adminSessions)
+    .where(and(eq(adminSessions.operator, session.operator.name), gt(adminSessions.expiresAt, sql`now()`)))
+    .orderBy(desc(adminSessions.createdAt));
+  return rows.map((r) => ({ id: r.id, createdAt: r.createdAt.toISOString(), expiresAt: r.expiresAt.toISOString(), current: r.id === session.id }));
+}
+
+/** Ends one of the operator's own sessions; another operator's id matches nothing. */
+export async function revokeOwnSession(session: AdminSession, id: string): Promise<boolean> {
+  const rows = await database()
+    .db.delete(adminSessions)
+    .where(and(eq(adminSessions.id, id), eq(adminSessions.operator, session.operator.name)))
+    .returning({ id: adminSessions.id });
+  return rows.length > 0;
 }
 
 /** Signs a session out everywhere: its cookie, wherever it was copied, no longer counts. */

@@ -11,13 +11,20 @@ import { strictInput } from "../input";
 import { readJsonBody } from "../rest/body";
 import { problemResponse, send } from "../rest/respond";
 import { checkAdminChange, checkSameOrigin, type OriginVerdict } from "./origin";
-import { ADMIN_COOKIE, adminEnabled, issueSession, passwordMatches, revokeSession, SESSION_TTL_MS, sessionToken } from "./session";
+import { database } from "../../db/client";
+import { authenticate, DEMO_OPERATOR, OPERATOR_NAME } from "./operators";
+import { ADMIN_COOKIE, adminEnabled, issueSession, revokeSession, SESSION_TTL_MS, sessionToken } from "./session";
 import { clientAddress, signInThrottle, type SignInThrottle } from "./throttle";
 
 /** Keeps every failure alike in timing, whether the password was wrong or sign-in is off. */
 const FAILED_SIGN_IN_PAUSE_MS = 400;
 
-const signInInput = strictInput({ password: z.string().min(1).max(1024), next: z.string().max(2048).optional() });
+const signInInput = strictInput({
+  /** Left out: the demo operator, where it is the only one (operators.ts). */
+  operator: z.string().regex(OPERATOR_NAME, "is not an operator name").optional(),
+  password: z.string().min(1).max(1024),
+  next: z.string().max(2048).optional(),
+});
 
 /** Only paths inside the admin area: an open redirect would let a link send a fresh admin anywhere. */
 export function returnPath(value: string | undefined): string {
@@ -43,17 +50,22 @@ export async function signInRequest(req: Request, throttle: SignInThrottle = sig
     if (refused) return refused;
     const input = signInInput.parse((await readJsonBody(req)).value);
     const address = clientAddress(req.headers);
-    const verdict = await throttle.attempt(address);
+    // The operator's own waits apply to a sign-in that leaves the name out too: it means the demo operator.
+    const named = input.operator ?? DEMO_OPERATOR;
+    const verdict = await throttle.attempt(address, named);
     if (!verdict.allowed) {
       const retryAfter = verdict.retryAfterSeconds;
       return problemResponse(publicProblem(new DomainError("too-many-sign-ins", 429, `Too many sign-in attempts; try again in ${retryAfter} s.`, { retryAfter })));
     }
-    if (!adminEnabled() || !passwordMatches(input.password)) {
+    const { db } = database();
+    const operator = adminEnabled() ? await authenticate(db, input.operator, input.password) : undefined;
+    if (!operator) {
+      await throttle.failed(named);
       await new Promise((resolve) => setTimeout(resolve, FAILED_SIGN_IN_PAUSE_MS));
-      return problemResponse(publicProblem(new DomainError("sign-in-failed", 401, "Sign-in failed. Check the password and try again.")));
+      return problemResponse(publicProblem(new DomainError("sign-in-failed", 401, "Sign-in failed. Check the operator name and password and try again.")));
     }
-    await throttle.succeeded(address);
-    const { token } = await issueSession();
+    await throttle.succeeded(address, named);
+    const { token } = await issueSession(operator);
     const headers = new Headers({ "set-cookie": sessionCookie(token, isHttps(req), SESSION_TTL_MS / 1000) });
     return send(200, JSON.stringify({ next: returnPath(input.next) }), headers);
   } catch (error) {

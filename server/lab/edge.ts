@@ -2,22 +2,34 @@
  * The lab at the HTTP edge: a request carrying Lab-Run, in demo mode, runs
  * inside its lab run (so its steps are recorded and its switches apply), and
  * the "answer lost" simulation drops the answer here, after the handler has
- * committed everything. Without demo mode the header means nothing.
+ * committed everything. Without demo mode the header means nothing, and in
+ * demo mode it counts only on the one call a run makes: the twin's payment
+ * for a naive run, the storefront checkout under the run's own key for a
+ * protected one. On anything else (a tenant's payments.create, a batch) it
+ * is ignored, so no one can aim a run's simulated crash at other requests.
  */
 import { isDemoMode } from "../env";
 import { REPLAYED_HEADER } from "../idempotency";
-import { countRequest, findRun, Lane, recordStep, stepsWritten, takeFault, withinRun } from "./runs";
-import { LAB_REQUEST_HEADER, LAB_RUN_HEADER } from "./scenarios";
+import { countRequest, findRun, Lane, recordStep, stepsWritten, takeFault, withinRun, type LabRun } from "./runs";
+import { LAB_REQUEST_HEADER, LAB_RUN_HEADER, labKeyOf, LabTarget } from "./scenarios";
 
-export async function throughLab(req: Request, handle: (req: Request) => Promise<Response>): Promise<Response> {
+/** The one call of `run` a request may be: anything else leaves the run alone. */
+function callOfRun(run: LabRun, procedures: string[], req: Request): boolean {
+  if (procedures.length !== 1) return false;
+  if (run.target === LabTarget.Naive) return procedures[0] === "lab.naivePay";
+  return procedures[0] === "checkout.pay" && req.headers.get("idempotency-key") === labKeyOf(run.id);
+}
+
+export async function throughLab(req: Request, procedures: string[], handle: (req: Request) => Promise<Response>): Promise<Response> {
   const id = req.headers.get(LAB_RUN_HEADER);
-  const run = isDemoMode() && id ? await findRun(id) : undefined;
+  const found = isDemoMode() && id ? await findRun(id) : undefined;
+  const run = found && callOfRun(found, procedures, req) ? found : undefined;
   if (!run) return handle(req);
   return withinRun(run, async () => {
     // The browser numbers its own requests (Lab-Request), so its attempts list and the diagram say "#n" of the same request.
     const numbered = Number(req.headers.get(LAB_REQUEST_HEADER));
     const n = Number.isInteger(numbered) && numbered >= 1 && numbered <= 999 ? numbered : await countRequest(run);
-    const procedure = new URL(req.url).pathname.split("/").pop() ?? "";
+    const procedure = procedures[0]!;
     const key = req.headers.get("idempotency-key");
     recordStep(Lane.Browser, Lane.App, `request #${n}: ${procedure}${key ? ` with key ${key}` : " without a key"}`);
     const response = await handle(req);

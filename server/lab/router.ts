@@ -18,7 +18,10 @@ import { psp, pspUrl } from "../payments/provider";
 import { publicProcedure, router } from "../trpc";
 import { naivePay, naiveWebhook } from "./naive";
 import { countRun, paymentIdsOf } from "./report";
-import { createRun, currentRun, findRun, Lane, recordStep, stepsOf, type LabRun } from "./runs";
+import { CONTROL_SIGNATURE_HEADER, signWebhook } from "../psp/stand-in";
+import { checkSignature } from "../webhooks/router";
+import { webhookReceivers } from "../webhooks/receivers";
+import { createRun, currentRun, findRun, Lane, naivePaymentIdsOf, recordStep, stepsOf, type LabRun } from "./runs";
 import { LAB_SCENARIOS, labKeyOf, LabTarget, scenarioById } from "./scenarios";
 
 const notFound = () => toTRPCError(new DomainError("not-found", 404, "There is no such procedure."));
@@ -56,12 +59,20 @@ export const labRouter = router({
       return naivePay(ctx.db, run, ctx.tenantId, input);
     }),
 
-  /** The twin's webhook receiver: it takes only the events of a naive lab run, and applies each delivery. */
+  /**
+   * The twin's webhook receiver: signed by the provider like the real one, it
+   * takes only the events of a naive lab run about that run's own payments,
+   * and applies each delivery.
+   */
   naiveWebhook: demoProcedure
+    .use(({ ctx, next }) => {
+      checkSignature(ctx);
+      return next();
+    })
     .input(z.object({ id: z.string().regex(/^evt_lab_[A-Za-z0-9]{1,32}$/), type: z.literal("charge.refunded"), data: z.object({ paymentId: z.string().max(64), amount: amountSchema }) }))
     .mutation(async ({ ctx, input }) => {
       const run = await findRun(input.id.slice("evt_lab_".length));
-      if (!run || run.target !== LabTarget.Naive) throw notFound();
+      if (!run || run.target !== LabTarget.Naive || !(await naivePaymentIdsOf(run)).includes(input.data.paymentId)) throw notFound();
       await naiveWebhook(ctx.db, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
       recordStep(Lane.Provider, Lane.App, `webhook ${input.id} applied (the twin keeps no record of events)`, run);
       return { received: true as const };
@@ -77,11 +88,18 @@ export const labRouter = router({
     const refund = await psp().refund(payment.pspChargeId, amount, `lab-refund-${run.id}`);
     if (refund.kind !== "ok") throw toTRPCError(new DomainError("lab-refund-failed", 502, "The provider did not refund."));
     recordStep(Lane.App, Lane.Provider, `refund ${formatMinor(amount)} ${payment.currency} at the provider`, run);
-    const url = run.target === LabTarget.Naive ? `http://127.0.0.1:${env.PORT}/api/trpc/lab.naiveWebhook` : `http://127.0.0.1:${env.PORT}/api/v1/webhooks/psp`;
+    const receivers = webhookReceivers(`http://127.0.0.1:${env.PORT}`);
+    const url = run.target === LabTarget.Naive ? receivers.twin : receivers.provider;
     const event = { id: eventIdOf(run), type: "charge.refunded", data: { paymentId: payment.id, amount: formatMinor(amount) } };
+    const body = JSON.stringify({ url, event });
     const deliver = async (n: number) => {
       recordStep(Lane.Provider, Lane.App, `webhook ${event.id} delivery ${n} sent`, run);
-      const res = await fetch(`${pspUrl()}/webhooks/send`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url, event }) });
+      // The stand-in's control route takes only requests signed with the shared secret.
+      const res = await fetch(`${pspUrl()}/webhooks/send`, {
+        method: "POST",
+        headers: { "content-type": "application/json", [CONTROL_SIGNATURE_HEADER]: signWebhook(body, env.PSP_WEBHOOK_SECRET) },
+        body,
+      });
       const answer = (await res.json()) as { status?: number };
       recordStep(Lane.App, Lane.Provider, `webhook delivery ${n} answered ${answer.status ?? res.status}`, run);
     };

@@ -16,6 +16,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { database } from "../../db/client";
+import { DomainError } from "../errors";
 import { logger } from "../logger";
 import { scenarioById, type LabFaults, type LabScenario, type LabTarget } from "./scenarios";
 
@@ -35,6 +36,14 @@ export type LabRun = { id: string; scenario: LabScenario; target: LabTarget; sta
 
 /** Runs older than this are deleted when a new one starts: a demo's runs are read within minutes. */
 const KEEP_RUNS_MS = 24 * 60 * 60 * 1000;
+/**
+ * Anyone may start a run (the lab needs no sign-in), so runs are bounded: at
+ * most this many kept (the oldest go first) and this many started per minute.
+ */
+const LAB_RUN_LIMITS: LabRunLimits = { kept: 200, perMinute: 30 };
+export type LabRunLimits = { kept: number; perMinute: number };
+/** Serialises starts across instances, so the per-minute count is exact. */
+const START_LOCK = 0x1ab5_7a27;
 
 const store = globalThis as typeof globalThis & { __labContext?: AsyncLocalStorage<LabRun>; __labWrites?: Map<string, Set<Promise<void>>> };
 const context = (store.__labContext ??= new AsyncLocalStorage<LabRun>());
@@ -44,11 +53,21 @@ let seq = 0;
 
 const nowMs = () => performance.timeOrigin + performance.now();
 
-export async function createRun(scenario: LabScenario, target: LabTarget): Promise<LabRun> {
+/** A new run; a 429 once `limits.perMinute` runs started within the last minute. */
+export async function createRun(scenario: LabScenario, target: LabTarget, limits: LabRunLimits = LAB_RUN_LIMITS): Promise<LabRun> {
   const run: LabRun = { id: randomBytes(9).toString("base64url").replace(/[-_]/g, "x"), scenario, target, startedMs: nowMs() };
-  const { sql } = database();
-  await sql`delete from lab_runs where created_at < now() - ${KEEP_RUNS_MS}::float8 * interval '1 millisecond'`;
-  await sql`insert into lab_runs (id, scenario, target, faults, started_ms) values (${run.id}, ${scenario.id}, ${target}, ${JSON.stringify(scenario.faults)}::jsonb, ${run.startedMs})`;
+  await database().sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${START_LOCK})`;
+    const [recent] = await tx<{ n: number }[]>`select count(*)::int as n from lab_runs where created_at > now() - interval '1 minute'`;
+    if (recent!.n >= limits.perMinute) {
+      throw new DomainError("too-many-lab-runs", 429, `At most ${limits.perMinute} lab runs start per minute; try again shortly.`, { retryAfter: 60 });
+    }
+    await tx`
+      delete from lab_runs
+      where created_at < now() - ${KEEP_RUNS_MS}::float8 * interval '1 millisecond'
+         or id in (select id from lab_runs order by created_at desc, id offset ${limits.kept - 1})`;
+    await tx`insert into lab_runs (id, scenario, target, faults, started_ms) values (${run.id}, ${scenario.id}, ${target}, ${JSON.stringify(scenario.faults)}::jsonb, ${run.startedMs})`;
+  });
   return run;
 }
 

@@ -11,7 +11,11 @@
  * - `PSP_WEBHOOK_SECRET` (default `whsec_demo_only`): the HMAC key for
  *   webhook signatures. The default is a public demo value, fine for a fake
  *   provider on localhost and for nothing else; the app must be given the
- *   same value.
+ *   same value; it also signs the control requests (`/webhooks/send`),
+ * - `PSP_WEBHOOK_URLS` (comma-separated, default none): the only URLs
+ *   `/webhooks/send` delivers to,
+ * - `PSP_ALLOWED_HOSTS` (comma-separated host names, default none): names
+ *   answered in `Host` besides the loopback ones.
  */
 import { z } from "zod";
 import { startPspStandIn } from "./stand-in";
@@ -21,6 +25,15 @@ const schema = z.object({
   PSP_SLOW_MS: z.coerce.number().int().min(0).default(3000),
   PSP_WEBHOOK_SECRET: z.string().min(1).default("whsec_demo_only"),
   PSP_DATA_FILE: z.string().min(1).optional(),
+  PSP_WEBHOOK_URLS: z
+    .string()
+    .default("")
+    .transform((v) => v.split(",").map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ protocol: /^https?$/ }))),
+  PSP_ALLOWED_HOSTS: z
+    .string()
+    .default("")
+    .transform((v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean)),
 });
 
 const parsed = schema.safeParse(process.env);
@@ -38,6 +51,8 @@ const standIn = await startPspStandIn({
   slowMs: settings.PSP_SLOW_MS,
   webhookSecret: settings.PSP_WEBHOOK_SECRET,
   dataFile: settings.PSP_DATA_FILE,
+  webhookUrls: settings.PSP_WEBHOOK_URLS,
+  allowedHosts: settings.PSP_ALLOWED_HOSTS,
 }).catch((error: unknown) => {
   // One line (a port in use, a damaged records file), not a stack: the run command shows it to a person.
   process.stderr.write(`PSP stand-in cannot start: ${error instanceof Error ? error.message : String(error)}\n`);

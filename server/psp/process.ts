@@ -28,13 +28,29 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
-/** `dataFile`: where the stand-in keeps its records across restarts; unset, in memory only (the tests' own stand-in). */
-export async function startPspProcess(options: { port: number; slowMs: number; webhookSecret: string; dataFile?: string }): Promise<PspProcess> {
+/**
+ * `dataFile`: where the stand-in keeps its records across restarts; unset, in memory only (the tests' own stand-in).
+ * `webhookUrls`: the only URLs the stand-in delivers webhooks to (see stand-in.ts).
+ */
+export async function startPspProcess(options: {
+  port: number;
+  slowMs: number;
+  webhookSecret: string;
+  dataFile?: string;
+  webhookUrls?: readonly string[];
+}): Promise<PspProcess> {
   const url = `http://127.0.0.1:${options.port}`;
   if (await healthy(url)) return { url, stop: async () => undefined };
   const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "server/psp/main.ts")], {
     cwd: root,
-    env: { ...process.env, PSP_PORT: String(options.port), PSP_SLOW_MS: String(options.slowMs), PSP_WEBHOOK_SECRET: options.webhookSecret, ...(options.dataFile ? { PSP_DATA_FILE: options.dataFile } : {}) },
+    env: {
+      ...process.env,
+      PSP_PORT: String(options.port),
+      PSP_SLOW_MS: String(options.slowMs),
+      PSP_WEBHOOK_SECRET: options.webhookSecret,
+      PSP_WEBHOOK_URLS: (options.webhookUrls ?? []).join(","),
+      ...(options.dataFile ? { PSP_DATA_FILE: options.dataFile } : {}),
+    },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));

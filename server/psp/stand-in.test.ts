@@ -205,7 +205,14 @@ describe("the PSP stand-in", () => {
     try {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
       const event = { type: "charge.refunded", id: "evt_1", data: { paymentId: "pay_1", amount: "5.00" } };
-      expect(await post("/webhooks/send", { url, event })).toMatchObject({ status: 200, json: { status: 202 } });
+      const sender = await startPspStandIn({ port: 0, slowMs: SLOW_MS, webhookSecret: SECRET, webhookUrls: [url] });
+      try {
+        const body = JSON.stringify({ url, event });
+        const answer = await fetch(`${sender.url}/webhooks/send`, { method: "POST", headers: { "content-type": "application/json", "psp-signature": signWebhook(body, SECRET) }, body });
+        expect([answer.status, await answer.json()]).toEqual([200, { status: 202 }]);
+      } finally {
+        await sender.close();
+      }
       const [delivery] = received;
       expect(delivery!.body).toBe(JSON.stringify(event));
       const expected = createHmac("sha256", SECRET).update(delivery!.body).digest();
@@ -215,6 +222,58 @@ describe("the PSP stand-in", () => {
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
     }
+  });
+});
+
+describe("the stand-in's edge", () => {
+  /** A stand-in that may deliver to `allowed` only, and what reached a receiver there. */
+  async function withReceiver(test: (sender: RunningPspStandIn, url: string, received: string[]) => Promise<void>) {
+    const received: string[] = [];
+    const receiver = http.createServer((req, res) => {
+      received.push(req.url ?? "");
+      res.writeHead(202).end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    const sender = await startPspStandIn({ port: 0, slowMs: SLOW_MS, webhookSecret: SECRET, webhookUrls: [`${origin}/allowed`] });
+    try {
+      await test(sender, origin, received);
+    } finally {
+      await sender.close();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  }
+  const event = { type: "charge.refunded", id: "evt_edge", data: { paymentId: "pay_1", amount: "5.00" } };
+  const send = (sender: RunningPspStandIn, body: string, headers: Record<string, string>) => fetch(`${sender.url}/webhooks/send`, { method: "POST", headers, body });
+
+  it("refuses an unsigned, a wrongly signed and a text/plain control request, and a URL it was not started with: nothing delivered", async () => {
+    await withReceiver(async (sender, origin, received) => {
+      const body = JSON.stringify({ url: `${origin}/allowed`, event });
+      const elsewhere = JSON.stringify({ url: `${origin}/elsewhere`, event });
+      const answers = [
+        await send(sender, body, { "content-type": "application/json" }),
+        await send(sender, body, { "content-type": "application/json", "psp-signature": signWebhook(body, "whsec_not_it") }),
+        // What a cross-site form or fetch without a preflight can send.
+        await send(sender, body, { "content-type": "text/plain", "psp-signature": signWebhook(body, SECRET) }),
+        await send(sender, elsewhere, { "content-type": "application/json", "psp-signature": signWebhook(elsewhere, SECRET) }),
+      ];
+      expect(answers.map((a) => a.status)).toEqual([401, 401, 415, 400]);
+      expect(received).toEqual([]);
+      const signed = await send(sender, body, { "content-type": "application/json", "psp-signature": signWebhook(body, SECRET) });
+      expect(signed.status).toBe(200);
+      expect(received).toEqual(["/allowed"]);
+    });
+  });
+
+  it("answers 421 to a Host that is not a loopback name (DNS rebinding), before any route", async () => {
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        http.get(`${psp.url}/charges`, { headers: { host } }, (res) => resolve(res.resume().statusCode ?? 0)).on("error", reject);
+      });
+    expect(await get("rebind.attacker.example")).toBe(421);
+    expect(await get(`rebind.attacker.example:${psp.port}`)).toBe(421);
+    expect(await get(`localhost:${psp.port}`)).toBe(200);
+    expect(await get(`127.0.0.1:${psp.port}`)).toBe(200);
   });
 });
 

@@ -9,18 +9,33 @@
  * duplicate awaits it, and the same key with a different request is a `422`.
  * Requests are validated before the key is looked at, so a malformed request
  * never uses a key up.
+ *
+ * Its HTTP edge answers only loopback names and `allowedHosts` in `Host`
+ * (421 otherwise: DNS rebinding, see server/edge/hosts.ts). The control
+ * route `/webhooks/send` takes only JSON signed with the webhook secret
+ * (so a cross-site form cannot drive it) and delivers only to one of the
+ * `webhookUrls` it was started with.
  */
-import { createHmac } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
+import { hostAllowed } from "../edge/hosts";
 import { fingerprint } from "../idempotency";
 import { openJournal } from "./journal";
 import { KeyMismatchError, Ledger, errorReply, reply, type Reply } from "./ledger";
 import { chargeRequestSchema, emptyRequestSchema, refundRequestSchema, webhookSendSchema } from "./schemas";
 
-/** `dataFile`: where the stand-in keeps its records across restarts (journal.ts); unset, in memory only. */
-export type PspStandInOptions = { slowMs: number; webhookSecret: string; dataFile?: string };
+export type PspStandInOptions = {
+  /** Where the stand-in keeps its records across restarts (journal.ts); unset, in memory only. */
+  dataFile?: string;
+  slowMs: number;
+  webhookSecret: string;
+  /** The only URLs `/webhooks/send` delivers to; none: it delivers nowhere. */
+  webhookUrls?: readonly string[];
+  /** Host names answered besides the loopback ones. */
+  allowedHosts?: readonly string[];
+};
 export type PspStandIn = { server: http.Server; ledger: Ledger };
 export type RunningPspStandIn = { url: string; port: number; server: http.Server; close(): Promise<void> };
 
@@ -44,7 +59,10 @@ class BadRequest extends Error {
   }
 }
 
-type Request = { method: string; segments: string[]; key: string | undefined; raw: string };
+type Request = { method: string; segments: string[]; key: string | undefined; raw: string; headers: http.IncomingHttpHeaders };
+
+/** The header a control request is signed in: the same HMAC as a webhook's, over the request body. */
+export const CONTROL_SIGNATURE_HEADER = "psp-signature";
 
 export function createPspStandIn(options: PspStandInOptions): PspStandIn {
   const ledger = new Ledger(options.slowMs, options.dataFile === undefined ? undefined : openJournal(options.dataFile));
@@ -77,7 +95,7 @@ export function createPspStandIn(options: PspStandInOptions): PspStandIn {
       return found ? reply(200, { key: id, ...found }) : errorReply(404, "unknown_key", "No request was made with this Idempotency-Key.");
     }
     if (method === "POST" && first === "webhooks" && id === "send" && action === undefined) {
-      return sendWebhook(request, options.webhookSecret);
+      return sendWebhook(request, options.webhookSecret, options.webhookUrls ?? []);
     }
     return errorReply(404, "not_found", `No route for ${method} /${segments.join("/")}.`);
   }
@@ -93,7 +111,10 @@ export function createPspStandIn(options: PspStandInOptions): PspStandIn {
   }
 
   const server = http.createServer((req, res) => {
-    void handle(req, route).then((answer) => {
+    const answered = hostAllowed(req.headers.host, options.allowedHosts ?? [])
+      ? handle(req, route)
+      : Promise.resolve(errorReply(421, "misdirected_request", "This provider does not answer for that host name."));
+    void answered.then((answer) => {
       const headers: http.OutgoingHttpHeaders = {
         "content-type": "application/json",
         "content-length": Buffer.byteLength(answer.body),
@@ -113,7 +134,7 @@ async function handle(req: http.IncomingMessage, route: (request: Request) => Pr
     const header = req.headers["idempotency-key"];
     const key = Array.isArray(header) ? header[0] : header;
     const raw = await readBody(req);
-    return await route({ method: req.method ?? "GET", segments, key, raw });
+    return await route({ method: req.method ?? "GET", segments, key, raw, headers: req.headers });
   } catch (error) {
     if (error instanceof BadRequest) return error.reply;
     if (error instanceof KeyMismatchError) return errorReply(422, "idempotency_key_mismatch", error.message);
@@ -157,9 +178,22 @@ function validate<S extends z.ZodType>(value: unknown, schema: S): z.output<S> {
   );
 }
 
-async function sendWebhook(request: Request, secret: string): Promise<Reply> {
+/** A control request: JSON, and signed with the webhook secret by someone who holds it (the app). */
+function checkSigned(request: Request, secret: string): void {
+  const type = request.headers["content-type"]?.split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json") throw new BadRequest(errorReply(415, "unsupported_media_type", "Control requests are sent as application/json."));
+  const given = request.headers[CONTROL_SIGNATURE_HEADER];
+  const expected = signWebhook(request.raw, secret);
+  if (typeof given !== "string" || given.length !== expected.length || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) {
+    throw new BadRequest(errorReply(401, "invalid_signature", `The ${CONTROL_SIGNATURE_HEADER} header is not the HMAC-SHA256 of this body.`));
+  }
+}
+
+async function sendWebhook(request: Request, secret: string, targets: readonly string[]): Promise<Reply> {
+  checkSigned(request, secret);
   const raw = parseJson(request.raw);
   const { url } = validate(raw, webhookSendSchema);
+  if (!targets.includes(url)) throw new BadRequest(errorReply(400, "unknown_webhook_url", "The provider delivers webhooks only to the URLs it was started with."));
   // The event as the caller wrote it (zod's output would reorder keys), signed
   // and sent from one string so the receiver checks exactly the bytes it got.
   const body = JSON.stringify((raw as { event: unknown }).event);

@@ -23,3 +23,8 @@ export async function tenantForToken(db: Db, token: string) {
     .limit(1);
   return row;
 }
+
+export async function tenantById(db: Db, id: string) {
+  const [row] = await db.select({ id: tenants.id, name: tenants.name }).from(tenants).where(eq(tenants.id, id));
+  return row;
+}

@@ -29,10 +29,15 @@ export function signatureValid(rawBody: string | undefined, signature: string | 
   return timingSafeEqual(expected, Buffer.from(signature, "hex"));
 }
 
-const signedProcedure = publicProcedure.use(async ({ ctx, next }) => {
+/** A 401 unless the request's body carries the provider's signature (also the lab twin's receiver). */
+export function checkSignature(ctx: { rawBody?: string; headers: Headers }): void {
   if (!signatureValid(ctx.rawBody, ctx.headers.get(SIGNATURE_HEADER))) {
     throw toTRPCError(new DomainError("invalid-signature", 401, `The ${SIGNATURE_HEADER} header is not the HMAC-SHA256 of this body.`));
   }
+}
+
+const signedProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  checkSignature(ctx);
   return next();
 });
 

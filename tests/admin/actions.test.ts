@@ -13,8 +13,8 @@ import { effectsFor, ensureEffectsTable, keyRow, newTenant, post, uniqueKey, typ
 import { adminCaller, seedKeys } from "./support";
 
 vi.mock("../../server/env", async (original) => {
-  const { env } = await original<typeof import("../../server/env")>();
-  return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+  const actual = await original<typeof import("../../server/env")>();
+  return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
 });
 
 let tenant: TestTenant;

@@ -6,19 +6,21 @@
 import { createHmac } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { ADMIN_COOKIE, issueSession, passwordMatches, SESSION_TTL_MS, verifySession } from "../../server/admin/session";
+import { ADMIN_COOKIE, issueSession, SESSION_TTL_MS, verifySession } from "../../server/admin/session";
 import { newTenant, type TestTenant } from "../idempotency/fixture";
-import { env } from "../../server/env";
-import { callerWith, sessionCookie } from "./support";
+import { hashPassword, passwordMatchesHash, type Operator } from "../../server/admin/operators";
+import { callerWith, newOperator, sessionCookie } from "./support";
 
 vi.mock("../../server/env", async (original) => {
-  const { env } = await original<typeof import("../../server/env")>();
-  return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+  const actual = await original<typeof import("../../server/env")>();
+  return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
 });
 
 let tenant: TestTenant;
+let operator: Operator;
 beforeAll(async () => {
   tenant = await newTenant("admin-auth");
+  operator = await newOperator();
 });
 
 async function rejection(call: Promise<unknown>) {
@@ -61,13 +63,13 @@ describe("admin procedures", () => {
   });
 
   it("reject a cookie whose payload was changed, one signed with another key, and an expired one", async () => {
-    const { token } = await issueSession();
+    const { token } = await issueSession(operator);
     const [version, payload, signature] = token.split(".") as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as { exp: number };
     const longer = Buffer.from(JSON.stringify({ ...claims, exp: claims.exp + SESSION_TTL_MS })).toString("base64url");
     const forgedBody = `${version}.${longer}`;
     const forged = `${forgedBody}.${createHmac("sha256", "not the secret").update(forgedBody).digest("base64url")}`;
-    const expired = (await issueSession(Date.now() - SESSION_TTL_MS - 1000)).token;
+    const expired = (await issueSession(operator, Date.now() - SESSION_TTL_MS - 1000)).token;
     for (const bad of [`${version}.${longer}.${signature}`, forged, expired, `${token}x`, "v1.e30.", "garbage"]) {
       expect(await verifySession(bad)).toBeUndefined();
       const c = await callerWith({ cookie: `${ADMIN_COOKIE}=${bad}` });
@@ -81,16 +83,19 @@ describe("admin procedures", () => {
   });
 });
 
-describe("the admin password", () => {
-  it("matches only itself", () => {
-    const password = env.ADMIN_PASSWORD!;
-    expect(passwordMatches(password)).toBe(true);
-    for (const wrong of ["", password.slice(0, -1), `${password} `, password.toUpperCase()]) expect(passwordMatches(wrong)).toBe(false);
+describe("an operator's password", () => {
+  it("is stored as a salted scrypt hash that matches only itself", async () => {
+    const password = "correct horse battery";
+    const stored = await hashPassword(password);
+    expect(stored).toMatch(/^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+    expect(await hashPassword(password)).not.toBe(stored);
+    expect(await passwordMatchesHash(password, stored)).toBe(true);
+    for (const wrong of ["", password.slice(0, -1), `${password} `, password.toUpperCase()]) expect(await passwordMatchesHash(wrong, stored)).toBe(false);
   });
 
   it("signs sessions that last eight hours", async () => {
     const now = Date.now();
-    const { token, session } = await issueSession(now);
+    const { token, session } = await issueSession(operator, now);
     expect(session.expiresAt - session.issuedAt).toBe(8 * 60 * 60 * 1000);
     expect(await verifySession(token, now + SESSION_TTL_MS - 1)).toEqual(session);
     expect(await verifySession(token, now + SESSION_TTL_MS)).toBeUndefined();

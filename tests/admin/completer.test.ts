@@ -17,8 +17,8 @@ import { chargesFor, pay, paymentsForKey } from "../payments/support";
 import { adminCaller, seedKeys } from "./support";
 
 vi.mock("../../server/env", async (original) => {
-  const { env } = await original<typeof import("../../server/env")>();
-  return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+  const actual = await original<typeof import("../../server/env")>();
+  return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
 });
 
 /** A payment whose client gave up after a 503 (provider unreachable): its key is stale at once. */

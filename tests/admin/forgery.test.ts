@@ -12,8 +12,8 @@ import { trpcError } from "../support/api";
 import { callerWith, callerWithExactly, SAME_ORIGIN, seedKeys, sessionCookie } from "./support";
 
 vi.mock("../../server/env", async (original) => {
-  const { env } = await original<typeof import("../../server/env")>();
-  return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+  const actual = await original<typeof import("../../server/env")>();
+  return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
 });
 
 let tenant: TestTenant;

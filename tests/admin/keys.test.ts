@@ -11,8 +11,8 @@ import { ensureEffectsTable, newTenant, post, uniqueKey } from "../idempotency/f
 import { adminCaller, seedKeys } from "./support";
 
 vi.mock("../../server/env", async (original) => {
-  const { env } = await original<typeof import("../../server/env")>();
-  return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+  const actual = await original<typeof import("../../server/env")>();
+  return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
 });
 
 beforeAll(async () => {

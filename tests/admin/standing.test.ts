@@ -14,8 +14,8 @@ import { abandonedPayment, chargesFor, killOnceCharged, pay, payChild, paymentsF
 import { adminCaller } from "./support";
 
 vi.mock("../../server/env", async (original) => {
-  const { env } = await original<typeof import("../../server/env")>();
-  return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+  const actual = await original<typeof import("../../server/env")>();
+  return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
 });
 
 async function standings(tenant: Tenant, key: string) {

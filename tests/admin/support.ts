@@ -7,12 +7,17 @@
  * is parsed once per process, before a test could change it):
  *
  *   vi.mock("../../server/env", async (original) => {
- *     const { env } = await original<typeof import("../../server/env")>();
- *     return { env: { ...env, ADMIN_PASSWORD: "test-admin-password" } };
+ *     const actual = await original<typeof import("../../server/env")>();
+ *     return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
  *   });
+ *
+ * Sessions belong to operator accounts made here (`newOperator`), each
+ * under a fresh name, so files running side by side never share one.
  */
 import { database } from "../../db/client";
 import { createContextInner, type Tenant } from "../../server/context";
+import { randomUUID } from "node:crypto";
+import { addOperator, OperatorRole, type Operator } from "../../server/admin/operators";
 import { ADMIN_COOKIE, issueSession } from "../../server/admin/session";
 import type { KeyState } from "../../server/idempotency";
 import { createCaller } from "../../server/root";
@@ -28,7 +33,17 @@ export async function callerWithExactly(headers: Record<string, string>, tenant:
 /** A caller with these headers on top of SAME_ORIGIN, as the dashboard's own requests. */
 export const callerWith = (headers: Record<string, string> = {}, tenant: Tenant | null = null) => callerWithExactly({ ...SAME_ORIGIN, ...headers }, tenant);
 
-export const sessionCookie = async (now?: number) => `${ADMIN_COOKIE}=${(await issueSession(now)).token}`;
+export const OPERATOR_PASSWORD = "test-operator-password";
+
+/** An operator account of the test's own (a fresh name), with OPERATOR_PASSWORD. */
+export const newOperator = (role: OperatorRole = OperatorRole.Operator, prefix = "op"): Promise<Operator> =>
+  addOperator(database().db, `${prefix}-${randomUUID().slice(0, 8)}`, role, OPERATOR_PASSWORD);
+
+let fileOperator: Promise<Operator> | undefined;
+
+/** A session cookie, of `operator` or of an `operator`-role account this test file shares. */
+export const sessionCookie = async (now?: number, operator?: Operator) =>
+  `${ADMIN_COOKIE}=${(await issueSession(operator ?? (await (fileOperator ??= newOperator())), now)).token}`;
 
 /** A caller signed in as admin. */
 export const adminCaller = async () => callerWith({ cookie: await sessionCookie() });

@@ -6,10 +6,11 @@
  * before the key is claimed: no key row, no payment, no ledger entry, no
  * provider charge. Each case runs on a tenant of its own.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as trpcPost, GET as trpcGet } from "../../app/api/trpc/[trpc]/route";
 import { database } from "../../db/client";
 import { MAX_BODY_BYTES, duplicateKey } from "../../server/rest/body";
+import { env } from "../../server/env";
 import { handleRest } from "../../server/rest/handler";
 import { PAYMENT, chargesFor, providerCharges } from "../payments/support";
 import { api, newKey, newTenant, type Tenant } from "../support/api";
@@ -155,6 +156,13 @@ function multipart(values: Record<string, string>): FormData {
 }
 
 describe("tRPC: the same body reader and schemas", () => {
+  // The storefront procedures exist only in demo mode (or for a tenant a deployment names).
+  beforeAll(() => {
+    env.DEMO_MODE = true;
+  });
+  afterAll(() => {
+    env.DEMO_MODE = false;
+  });
   const trpc = (path: string, body: BodyInit, headers: Record<string, string> = {}) =>
     trpcPost(new Request(`http://app.test/api/trpc/${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }));
 

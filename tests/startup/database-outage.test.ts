@@ -92,7 +92,8 @@ describe.each(routes)("a running instance rides out an outage (%s)", (route) => 
   beforeAll(async () => {
     cluster = await throwawayCluster("outage");
     // A short lease: a key whose holder lost the database mid-request is taken over by a retry soon.
-    const lease = { IDEMPOTENCY_LEASE_MS: "2000" };
+    // A storefront tenant named on purpose: outside demo mode the storefront (checkout.catalog, below) exists only so.
+    const lease = { IDEMPOTENCY_LEASE_MS: "2000", STOREFRONT_TENANT_ID: "ten_outage_storefront" };
     if (route === "directly") {
       server = await spawnServer({ DATABASE_URL: cluster.url, ...lease });
     } else {

@@ -32,6 +32,7 @@ export function AuditLog({ tenantId, keyName }: { tenantId?: string; keyName?: s
               <th scope="col">Action</th>
               <th scope="col">On</th>
               <th scope="col">Result</th>
+              <th scope="col">Operator</th>
               <th scope="col">Session</th>
             </tr>
           </thead>
@@ -46,6 +47,7 @@ export function AuditLog({ tenantId, keyName }: { tenantId?: string; keyName?: s
                   {e.key && e.tenantId ? <a href={keyHref(e.tenantId, e.key)}>{e.key}</a> : (e.tenantId ?? "all tenants")}
                 </td>
                 <td>{summarize(e.detail)}</td>
+                <td>{e.operator ?? "—"}</td>
                 <td className="mono small">{e.sessionId}</td>
               </tr>
             ))}

@@ -14,14 +14,17 @@ export function SignInForm({ returnTo, enabled, demo = false }: { returnTo: stri
 
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const password = new FormData(event.currentTarget).get("password");
+    const form = new FormData(event.currentTarget);
+    const password = form.get("password");
+    // Left out when empty: the demo operator, where it is the only one.
+    const operator = String(form.get("operator") ?? "").trim() || undefined;
     setPending(true);
     setError(undefined);
     try {
       const res = await fetch("/admin/session", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ password, next: returnTo }),
+        body: JSON.stringify({ operator, password, next: returnTo }),
       });
       if (res.ok) {
         const { next } = (await res.json()) as { next: string };
@@ -30,7 +33,7 @@ export function SignInForm({ returnTo, enabled, demo = false }: { returnTo: stri
         return;
       }
       const problem = (await res.json().catch(() => ({}))) as Problem;
-      setError(res.status === 429 && problem.detail ? problem.detail : "Sign-in failed. Check the password and try again.");
+      setError(res.status === 429 && problem.detail ? problem.detail : "Sign-in failed. Check the operator name and password and try again.");
     } catch {
       setError("Sign-in failed: the server did not answer. Try again.");
     }
@@ -40,10 +43,10 @@ export function SignInForm({ returnTo, enabled, demo = false }: { returnTo: stri
   return (
     <section className="card sign-in" aria-labelledby="sign-in-heading">
       <h1 id="sign-in-heading">Admin sign-in</h1>
-      <p className="muted">The dashboard of idempotency keys is for operators. Sign in with the admin password.</p>
+      <p className="muted">The dashboard of idempotency keys is for operators. Sign in with your operator name and password.</p>
       {demo && (
         <p className="notice" role="note">
-          Demo mode: this server runs with the demo password, documented in the README under “The admin dashboard”.
+          Demo mode: this server has one demo operator with the demo password, documented in the README under “The admin dashboard”; leave the operator name empty.
         </p>
       )}
       {!enabled && (
@@ -52,6 +55,8 @@ export function SignInForm({ returnTo, enabled, demo = false }: { returnTo: stri
         </p>
       )}
       <form onSubmit={submit} className="form-stack">
+        <label htmlFor="admin-operator">Operator</label>
+        <input id="admin-operator" name="operator" type="text" autoComplete="username" autoCapitalize="none" spellCheck={false} required={!demo} />
         <label htmlFor="admin-password">Password</label>
         <input id="admin-password" name="password" type="password" autoComplete="current-password" required aria-describedby={error ? "sign-in-error" : undefined} />
         {error && (

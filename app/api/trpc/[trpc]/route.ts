@@ -1,5 +1,5 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { createContext } from "@/server/context";
+import { createContextInner } from "@/server/context";
 import { checkAdminChange } from "@/server/admin/origin";
 import { DomainError, publicProblem } from "@/server/errors";
 import { throughLab } from "@/server/lab/edge";
@@ -10,12 +10,16 @@ import { responseMeta } from "./response-meta";
 
 export const dynamic = "force-dynamic";
 
-const handle = (req: Request) =>
+/** More calls than the app's own pages ever batch; a longer batch is one request doing the work of many. */
+const MAX_BATCH = 10;
+
+/** `rawBody`: a single call's body exactly as received, for the signature a webhook procedure checks. */
+const handleWith = (rawBody?: string) => (req: Request) =>
   fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext,
+    createContext: ({ req: request }) => createContextInner({ headers: request.headers, rawBody }),
     responseMeta,
     // Internal errors are logged, with their request id, by the error formatter (server/errors.ts publicProblem).
   });
@@ -25,6 +29,21 @@ const refuse = (error: unknown) => problemResponse(publicProblem(error, { route:
 /** The procedures a tRPC URL names (`/api/trpc/a.b,c.d` for a batch). */
 const proceduresOf = (req: Request) => decodeURIComponent(new URL(req.url).pathname.slice("/api/trpc/".length)).split(",");
 
+/** A 413 for a batch longer than MAX_BATCH, before any procedure runs. */
+function tooLong(procedures: string[]): Response | undefined {
+  const calls = procedures.length;
+  if (calls <= MAX_BATCH) return undefined;
+  return refuse(new DomainError("batch-too-long", 413, `A batch may hold at most ${MAX_BATCH} calls; this one has ${calls}.`));
+}
+
+async function GET(req: Request): Promise<Response> {
+  try {
+    return tooLong(proceduresOf(req)) ?? (await handleWith()(req));
+  } catch (error) {
+    return refuse(error);
+  }
+}
+
 /**
  * Mutations go through the same body reader as REST (JSON only, 64 KiB,
  * UTF-8, no duplicate keys) before tRPC parses the text again: a form post
@@ -33,7 +52,15 @@ const proceduresOf = (req: Request) => decodeURIComponent(new URL(req.url).pathn
  * the same rule to callers that do not come over HTTP).
  */
 async function POST(req: Request): Promise<Response> {
-  if (proceduresOf(req).some((name) => name.startsWith("admin."))) {
+  let procedures: string[];
+  try {
+    procedures = proceduresOf(req);
+  } catch (error) {
+    return refuse(error);
+  }
+  const refused = tooLong(procedures);
+  if (refused) return refused;
+  if (procedures.some((name) => name.startsWith("admin."))) {
     const verdict = checkAdminChange(req.headers);
     if (!verdict.ok) return refuse(new DomainError("forbidden-origin", 403, verdict.reason));
   }
@@ -44,7 +71,7 @@ async function POST(req: Request): Promise<Response> {
     return refuse(error);
   }
   // A request of a failure-lab run (demo mode only) is recorded and may meet its run's simulations.
-  return throughLab(new Request(req.url, { method: "POST", headers: req.headers, body: text }), handle);
+  return throughLab(new Request(req.url, { method: "POST", headers: req.headers, body: text }), procedures, handleWith(procedures.length === 1 ? text : undefined));
 }
 
-export { handle as GET, POST };
+export { GET, POST };

@@ -1,0 +1,101 @@
+/**
+ * Operator accounts: a name, a role and a scrypt hash of the password
+ * (memory-hard, so a stolen table is slow to guess from). Created with
+ * `npm run operator -- add NAME --role operator`; demo mode adds the one
+ * demo operator, labelled as such, with the documented demo password, and
+ * only demo mode lets it sign in, so a database once used for a demo never
+ * carries a known password into a deployment.
+ */
+import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { asc, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { adminOperators, OperatorRole } from "../../db/schema";
+import { env, isDemoMode } from "../env";
+
+export { OperatorRole };
+
+/** The operator demo mode signs in, under the demo password. */
+export const DEMO_OPERATOR = "demo";
+
+export type Operator = { name: string; role: OperatorRole; demo: boolean };
+
+export const OPERATOR_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** OWASP's floor for scrypt (N=2^17, r=8, p=1): 128 MiB per hash, about a tenth of a second. */
+const SCRYPT = { N: 2 ** 17, r: 8, p: 1, keyLength: 32 } as const;
+const scryptOptions = (N: number, r: number, p: number): ScryptOptions => ({ N, r, p, maxmem: 256 * N * r });
+
+const scrypt = (password: string, salt: Buffer, keyLength: number, options: ScryptOptions) =>
+  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key))));
+
+/** `scrypt$N$r$p$salt$hash`, the parameters kept beside the hash so they can grow later. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scrypt(password, salt, SCRYPT.keyLength, scryptOptions(SCRYPT.N, SCRYPT.r, SCRYPT.p));
+  return ["scrypt", SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString("base64url"), key.toString("base64url")].join("$");
+}
+
+export async function passwordMatchesHash(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split("$");
+  if (scheme !== "scrypt" || !salt || !hash) return false;
+  const expected = Buffer.from(hash, "base64url");
+  const key = await scrypt(password, Buffer.from(salt, "base64url"), expected.length, scryptOptions(Number(n), Number(r), Number(p)));
+  return timingSafeEqual(key, expected);
+}
+
+/** A hash of nothing anyone types, checked when the operator does not exist, so that case costs the same time. */
+let decoy: Promise<string> | undefined;
+
+export async function addOperator(db: Db, name: string, role: OperatorRole, password: string): Promise<Operator> {
+  const [row] = await db
+    .insert(adminOperators)
+    .values({ name, role, passwordHash: await hashPassword(password) })
+    .onConflictDoNothing()
+    .returning({ name: adminOperators.name, role: adminOperators.role, demo: adminOperators.demo });
+  if (!row) throw new Error(`An operator named ${name} exists already.`);
+  return row;
+}
+
+export async function removeOperator(db: Db, name: string): Promise<boolean> {
+  const rows = await db.delete(adminOperators).where(eq(adminOperators.name, name)).returning({ name: adminOperators.name });
+  return rows.length > 0;
+}
+
+export const listOperators = (db: Db): Promise<Operator[]> =>
+  db.select({ name: adminOperators.name, role: adminOperators.role, demo: adminOperators.demo }).from(adminOperators).orderBy(asc(adminOperators.name));
+
+/** In demo mode with the demo password: the demo operator exists (created once, by whichever instance comes first). */
+export async function ensureDemoOperator(db: Db): Promise<void> {
+  if (!isDemoMode() || env.ADMIN_PASSWORD === undefined) return;
+  const [existing] = await db.select({ name: adminOperators.name }).from(adminOperators).where(eq(adminOperators.name, DEMO_OPERATOR));
+  if (existing) return;
+  await db
+    .insert(adminOperators)
+    .values({ name: DEMO_OPERATOR, role: OperatorRole.Operator, demo: true, passwordHash: await hashPassword(env.ADMIN_PASSWORD) })
+    .onConflictDoNothing();
+}
+
+/** The operators who may sign in now: demo ones only in demo mode. */
+const usable = (operator: Operator) => !operator.demo || isDemoMode();
+
+/**
+ * Who `operator` names, when the password is theirs. Left out, the operator
+ * is the demo one, as long as it is the only one that may sign in.
+ */
+export async function authenticate(db: Db, name: string | undefined, password: string): Promise<Operator | undefined> {
+  await ensureDemoOperator(db);
+  const rows = await db.select().from(adminOperators);
+  const candidates = rows.filter(usable);
+  const found = name === undefined ? (candidates.length === 1 && candidates[0]!.demo ? candidates[0] : undefined) : candidates.find((o) => o.name === name);
+  if (!found) {
+    await passwordMatchesHash(password, await (decoy ??= hashPassword(randomBytes(16).toString("hex"))));
+    return undefined;
+  }
+  return (await passwordMatchesHash(password, found.passwordHash)) ? { name: found.name, role: found.role, demo: found.demo } : undefined;
+}
+
+/** The operator of a signed-in session, if it may still sign in. */
+export async function operatorNamed(db: Db, name: string): Promise<Operator | undefined> {
+  const [row] = await db.select({ name: adminOperators.name, role: adminOperators.role, demo: adminOperators.demo }).from(adminOperators).where(eq(adminOperators.name, name));
+  return row && usable(row) ? row : undefined;
+}

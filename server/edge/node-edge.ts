@@ -1,0 +1,99 @@
+/**
+ * The app's HTTP edge below Next.js, in its server's `request` event: the
+ * one place that sees the socket, before Next.js handles anything.
+ *
+ * TRACE and TRACK get a 405 problem here: Next.js cannot build a fetch
+ * Request for TRACE and would log each one as a crash with a 500; Node's
+ * parser refuses TRACK with a bare 400.
+ *
+ * Who the client is, decided once per request at the socket, by TRUST_PROXY.
+ *
+ * Next.js fills `X-Forwarded-For` and `X-Forwarded-Host` only when a request
+ * has none, so a client talking to the server directly could name its own
+ * address (and so pick its own sign-in bucket) and its own host (and so pass
+ * the same-origin check). Before Next.js sees a request, this rewrites both:
+ * `X-Forwarded-For` becomes the one client address TRUST_PROXY resolves,
+ * and `X-Forwarded-Host`/`-Proto` survive only from a trusted proxy (Next.js
+ * then puts the real Host there). Everything downstream reads the first
+ * `X-Forwarded-For` value and can believe it.
+ */
+import http from "node:http";
+import type { Duplex } from "node:stream";
+import type { TrustProxy } from "../env";
+import { DomainError, problemBody, publicProblem } from "../errors";
+
+const REFUSED_METHODS = new Set(["TRACE", "TRACK"]);
+
+const ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
+const methodProblem = (method: string) => problemBody(publicProblem(new DomainError("method-not-allowed", 405, `${method} is not served here.`)));
+
+/** Answers TRACE itself; true when it did. */
+function refusedMethod(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  const method = (req.method ?? "").toUpperCase();
+  if (!REFUSED_METHODS.has(method)) return false;
+  res.writeHead(405, { "content-type": "application/problem+json", "cache-control": "no-store", allow: ALLOW }).end(methodProblem(method));
+  // The request may carry a body nobody reads.
+  req.resume();
+  return true;
+}
+
+/**
+ * A method Node's parser does not know (TRACK among them) never becomes a
+ * request: it arrives as a `clientError`, answered here with the same 405
+ * problem instead of Node's bare 400.
+ */
+function refusedUnknownMethod(error: NodeJS.ErrnoException, socket: Duplex): boolean {
+  if (error.code !== "HPE_INVALID_METHOD" || !socket.writable) return false;
+  const body = methodProblem("This method");
+  socket.end(
+    `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/problem+json\r\ncache-control: no-store\r\nallow: ${ALLOW}\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  return true;
+}
+
+/** The client address: the peer itself unless it is a trusted proxy, then the hop before it, and so on. */
+export function resolveClient(peer: string, forwardedFor: string | undefined, trust: TrustProxy): { client: string; viaTrustedProxy: boolean } {
+  const chain = [...(forwardedFor ?? "").split(",").map((hop) => hop.trim()).filter(Boolean), peer];
+  if ("hops" in trust) {
+    if (trust.hops === 0) return { client: peer, viaTrustedProxy: false };
+    return { client: chain[Math.max(0, chain.length - 1 - trust.hops)]!, viaTrustedProxy: true };
+  }
+  const trusted = (address: string) => trust.addresses.includes(address.replace(/^::ffff:/, ""));
+  let i = chain.length - 1;
+  while (i > 0 && trusted(chain[i]!)) i--;
+  return { client: chain[i]!, viaTrustedProxy: trusted(peer) };
+}
+
+function normalise(req: http.IncomingMessage, trust: TrustProxy): void {
+  const header = req.headers["x-forwarded-for"];
+  const forwardedFor = Array.isArray(header) ? header.join(",") : header;
+  const { client, viaTrustedProxy } = resolveClient(req.socket.remoteAddress ?? "unknown", forwardedFor, trust);
+  req.headers["x-forwarded-for"] = client;
+  if (!viaTrustedProxy) {
+    delete req.headers["x-forwarded-host"];
+    delete req.headers["x-forwarded-proto"];
+  }
+}
+
+const patched = globalThis as typeof globalThis & { __nodeEdgeInstalled?: boolean };
+
+/**
+ * Applies the edge to every request this process's HTTP servers receive.
+ * Next.js offers no hook before its own request handling, so the server's
+ * `request` event is where it goes.
+ */
+export function installNodeEdge(trust: TrustProxy): void {
+  if (patched.__nodeEdgeInstalled) return;
+  patched.__nodeEdgeInstalled = true;
+  const emit = http.Server.prototype.emit;
+  http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
+    if (event === "request") {
+      const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
+      if (refusedMethod(req, res)) return true;
+      normalise(req, trust);
+    }
+    if (event === "clientError" && refusedUnknownMethod(args[0] as NodeJS.ErrnoException, args[1] as Duplex)) return true;
+    return Reflect.apply(emit, this, [event, ...args]) as boolean;
+  } as typeof emit;
+}

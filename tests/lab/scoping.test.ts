@@ -1,0 +1,146 @@
+/**
+ * The lab acts only on what its own runs created, over the real tRPC
+ * endpoint in demo mode: a Lab-Run header on any other call arms nothing
+ * and records nothing; the twin's webhook needs the provider's signature
+ * and refunds only the run's own payments; batches are capped before any
+ * procedure runs; runs are bounded in rate (exactly, across concurrent
+ * starts) and count.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POST, GET } from "../../app/api/trpc/[trpc]/route";
+import { database } from "../../db/client";
+import { env } from "../../server/env";
+import { createRun } from "../../server/lab/runs";
+import { LAB_RUN_HEADER, LabTarget, labKeyOf, scenarioById } from "../../server/lab/scenarios";
+import { signWebhook } from "../../server/psp/stand-in";
+import { newPayment, PAYMENT, paymentsWhere } from "../payments/support";
+import { barrier, newKey, newTenant, type Tenant } from "../support/api";
+
+const BASE = "http://127.0.0.1/api/trpc";
+const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) => {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return POST(new Request(`${BASE}/${procedure}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: text }));
+};
+
+async function cart() {
+  const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
+  return { items: [{ sku: product!.sku, quantity: 1 }], destination: "acct_test_lab" };
+}
+
+const runRow = async (id: string) => {
+  const [row] = await database().sql<{ faults: string; requests: number; steps: number }[]>`
+    select faults::text as faults, requests, (select count(*)::int from lab_steps s where s.run_id = r.id) as steps from lab_runs r where r.id = ${id}`;
+  return row && { ...row, faults: JSON.parse(row.faults) as Record<string, unknown> };
+};
+
+let tenant: Tenant;
+beforeAll(async () => {
+  env.DEMO_MODE = true;
+  tenant = await newTenant("lab-scoping");
+});
+afterAll(() => {
+  env.DEMO_MODE = false;
+});
+
+describe("Lab-Run", () => {
+  it("on a tenant's own payments.create: ignored — the answer arrives, the run's switch stays armed, nothing is recorded", async () => {
+    const run = await createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const res = await post("payments.create", PAYMENT, { authorization: `Bearer ${tenant.token}`, "idempotency-key": newKey("scoped"), [LAB_RUN_HEADER]: run.id });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(await res.text()).result.data.status).toBe("succeeded");
+    expect(await runRow(run.id)).toEqual({ faults: { loseAnswer: true }, requests: 0, steps: 0 });
+  });
+
+  it("on the checkout under another key than the run's, or in a batch: ignored", async () => {
+    const run = await createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const other = await post("checkout.pay", await cart(), { "idempotency-key": newKey("not-the-run"), [LAB_RUN_HEADER]: run.id });
+    expect(other.status).toBe(200);
+    await other.text();
+    const batch = await GET(new Request(`${BASE}/checkout.catalog,checkout.catalog?batch=1&input=${encodeURIComponent("{}")}`, { headers: { [LAB_RUN_HEADER]: run.id } }));
+    expect(batch.status).toBe(200);
+    expect(await runRow(run.id)).toEqual({ faults: { loseAnswer: true }, requests: 0, steps: 0 });
+    // Its own call does join it: the switch fires there, once.
+    const own = await post("checkout.pay", await cart(), { "idempotency-key": labKeyOf(run.id), [LAB_RUN_HEADER]: run.id });
+    await expect(own.text()).rejects.toThrow();
+    expect((await runRow(run.id))!.faults).toEqual({});
+  });
+});
+
+describe("the twin's webhook", () => {
+  const event = (runId: string, paymentId: string) => JSON.stringify({ id: `evt_lab_${runId}`, type: "charge.refunded", data: { paymentId, amount: "1.00" } });
+  const signed = (body: string) => ({ "psp-signature": signWebhook(body, env.PSP_WEBHOOK_SECRET) });
+
+  it("unsigned or wrongly signed: 401; signed but about another tenant's payment: 404; the payment untouched", async () => {
+    const run = await createRun(scenarioById("double-click")!, LabTarget.Naive);
+    const victim = await newPayment(tenant, "25.00");
+    const body = event(run.id, victim.id);
+    const answers = [await post("lab.naiveWebhook", body), await post("lab.naiveWebhook", body, { "psp-signature": signWebhook(body, "whsec_someone_else") }), await post("lab.naiveWebhook", body, signed(body))];
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 404]);
+    const [row] = await paymentsWhere({ id: victim.id });
+    expect(Number(row!.amount_refunded_minor)).toBe(0);
+  });
+
+  it("signed and about the run's own payment: applied (each delivery, as the twin does)", async () => {
+    const run = await createRun(scenarioById("double-click")!, LabTarget.Naive);
+    const paid = await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: run.id });
+    expect(paid.status).toBe(200);
+    const { paymentId } = JSON.parse(await paid.text()).result.data as { paymentId: string };
+    const body = event(run.id, paymentId);
+    expect((await post("lab.naiveWebhook", body, signed(body))).status).toBe(200);
+    const [row] = await paymentsWhere({ id: paymentId });
+    expect(Number(row!.amount_refunded_minor)).toBe(100);
+  });
+});
+
+describe("batches", () => {
+  const names = (n: number, procedure: string) => Array.from({ length: n }, () => procedure).join(",");
+  const input = (n: number) => encodeURIComponent(JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [i, {}]))));
+  const runCount = async () => Number((await database().sql<{ n: string }[]>`select count(*) as n from lab_runs`)[0]!.n);
+
+  it("ten calls are served; eleven are a 413 problem before any procedure runs (GET and POST)", async () => {
+    const ten = await GET(new Request(`${BASE}/${names(10, "checkout.catalog")}?batch=1&input=${input(10)}`));
+    expect(ten.status).toBe(200);
+    expect(ten.headers.get("cache-control")).toBe("no-store");
+    const eleven = await GET(new Request(`${BASE}/${names(11, "checkout.catalog")}?batch=1&input=${input(11)}`));
+    expect(eleven.status).toBe(413);
+    expect(eleven.headers.get("content-type")).toBe("application/problem+json");
+    expect(await eleven.json()).toMatchObject({ status: 413, type: "/problems/batch-too-long" });
+
+    const before = await runCount();
+    const starts = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [i, { scenario: "double-click", target: "naive" }]));
+    const refused = await POST(new Request(`${BASE}/${names(11, "lab.start")}?batch=1`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(starts) }));
+    expect(refused.status).toBe(413);
+    expect(await runCount()).toBeLessThanOrEqual(before);
+  });
+});
+
+describe("lab runs", () => {
+  const recent = async () => (await database().sql<{ n: number }[]>`select count(*)::int as n from lab_runs where created_at > now() - interval '1 minute'`)[0]!.n;
+
+  it("concurrent starts never exceed the per-minute limit: the rest are 429", async () => {
+    for (let round = 0; round < 3; round++) {
+      const limits = { kept: 1000, perMinute: (await recent()) + 4 };
+      const arrive = barrier(12);
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 12 }, async () => {
+          await arrive();
+          return createRun(scenarioById("double-click")!, LabTarget.Naive, limits);
+        }),
+      );
+      const refused = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as { status?: number }] : []));
+      expect(refused.every((r) => r.status === 429)).toBe(true);
+      expect(refused.length).toBeGreaterThanOrEqual(8);
+      expect(await recent()).toBeLessThanOrEqual(limits.perMinute);
+    }
+  });
+
+  it("keeps at most the limit: the oldest runs go first", async () => {
+    const oldest = await Promise.all([createRun(scenarioById("double-click")!, LabTarget.Naive), createRun(scenarioById("double-click")!, LabTarget.Naive)]);
+    const { sql } = database();
+    await sql`update lab_runs set created_at = now() - interval '1 hour' where id in ${sql(oldest.map((r) => r.id))}`;
+    const [all] = await sql<{ n: number }[]>`select count(*)::int as n from lab_runs`;
+    const fresh = await createRun(scenarioById("double-click")!, LabTarget.Naive, { kept: all!.n - 1, perMinute: 1000 });
+    const left = await sql<{ id: string }[]>`select id from lab_runs where id in ${sql([...oldest, fresh].map((r) => r.id))}`;
+    expect(left.map((r) => r.id)).toEqual([fresh.id]);
+  });
+});
