@@ -4,10 +4,12 @@
  * everyone with one.
  */
 import { Suspense } from "react";
+import { OperatorRole } from "@/server/admin/operators";
 import { adminEnabled } from "@/server/admin/session";
 import { env, isDemoMode } from "@/server/env";
 import { currentAdmin } from "./_lib/current-admin";
 import { KeysDashboard } from "./_components/keys-dashboard";
+import { OwnSessions } from "./_components/own-sessions";
 import { SignInForm } from "./_components/sign-in-form";
 import { SignOutButton } from "./_components/sign-out-button";
 
@@ -24,11 +26,17 @@ function dashboardPath(params: SearchParams): string {
 }
 
 export default async function AdminPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  if (!(await currentAdmin())) return <SignInForm returnTo={dashboardPath(await searchParams)} enabled={adminEnabled()} demo={isDemoMode()} />;
+  const admin = await currentAdmin();
+  if (!admin) return <SignInForm returnTo={dashboardPath(await searchParams)} enabled={adminEnabled()} demo={isDemoMode()} />;
+  const { operator } = admin;
   return (
     <div className="stack admin">
       <div className="admin-head">
         <h1>Idempotency keys</h1>
+        <p className="muted">
+          Signed in as <strong>{operator.name}</strong> ({operator.role === OperatorRole.Viewer ? "viewer: reads only" : "operator: may resume, release and purge"}
+          {operator.demo ? ", the demo operator" : ""})
+        </p>
         <SignOutButton />
       </div>
       <p className="muted">
@@ -39,6 +47,7 @@ export default async function AdminPage({ searchParams }: { searchParams: Promis
       <Suspense fallback={<p className="muted">Loading the dashboard…</p>}>
         <KeysDashboard sweepMs={env.IDEMPOTENCY_SWEEP_MS} />
       </Suspense>
+      <OwnSessions />
     </div>
   );
 }

@@ -2,10 +2,20 @@
  * The admin dashboard (/admin) and a key's page (/admin/keys/{tenant}/{key}):
  * the sign-in form, the counts, the filters, the keys table and the actions.
  */
-import type { Locator, Page } from "@playwright/test";
+import type { BrowserContext, Locator, Page } from "@playwright/test";
 
 /** What the e2e server runs with: the run command's documented demo password unless the environment sets one. */
 export const ADMIN_PASSWORD = process.env.ADMIN_PASSWORD ?? "demo-admin";
+
+/**
+ * The id of the admin session a browser holds: the cookie is
+ * `v1.<base64url JSON {sid, iat, exp}>.<signature>` (server/admin/session.ts).
+ */
+export async function adminSessionId(context: BrowserContext): Promise<string> {
+  const cookie = (await context.cookies()).find((c) => c.name === "eo_admin");
+  if (!cookie) throw new Error("this browser holds no admin session");
+  return (JSON.parse(Buffer.from(cookie.value.split(".")[1]!, "base64url").toString("utf8")) as { sid: string }).sid;
+}
 
 /** The table's columns, in order. */
 const COLUMNS = ["tenant", "key", "procedure", "state", "lease", "hash", "status", "created", "expires", "replays", "lastReplay"] as const;

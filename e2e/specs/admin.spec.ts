@@ -12,7 +12,7 @@ import type { Sql } from "postgres";
 import * as schema from "../../db/schema";
 import { createTenant } from "../../server/tenants/service";
 import { expect, test as base, type E2eTenant } from "../fixtures";
-import { AdminKeyPage, AdminPage } from "../pages/admin-page";
+import { AdminKeyPage, AdminPage, adminSessionId } from "../pages/admin-page";
 import { expectNoAxeViolations } from "../support/axe";
 import { chargedButUnrecorded } from "../support/lab-crash";
 
@@ -294,5 +294,30 @@ test("the keys table fits its card at 1280 px with a 73-character key and a 30-c
     const shown = await cell.evaluate((el) => ({ cut: el.scrollWidth > el.clientWidth, wrap: getComputedStyle(el).whiteSpace, overflow: getComputedStyle(el).textOverflow }));
     expect(shown).toEqual({ cut: true, wrap: "nowrap", overflow: "ellipsis" });
     await expect(cell).toHaveAttribute("title", new RegExp(`^${whole}`));
+  }
+});
+
+test("an operator sees who is signed in and their own sessions, and ends another browser's: that browser is signed out at once", async ({ admin, page, browser, baseURL, tenant }) => {
+  const elsewhere = await browser.newContext({ baseURL });
+  try {
+    const otherAdmin = new AdminPage(await elsewhere.newPage());
+    await signIn(otherAdmin, tenant);
+    const otherId = await adminSessionId(elsewhere);
+    await signIn(admin, tenant);
+    const ownId = await adminSessionId(page.context());
+    await expect(page.getByText("Signed in as demo (operator: may resume, release and purge, the demo operator)")).toBeVisible();
+
+    const sessions = page.getByRole("region", { name: "Your sessions" });
+    await expect(sessions.getByRole("row", { name: new RegExp(`${ownId}.*This browser`) })).toBeVisible();
+    await expect(sessions.getByRole("button", { name: `End session ${ownId}` })).toHaveCount(0);
+    await sessions.getByRole("button", { name: `End session ${otherId}` }).click();
+    await expect(sessions.getByRole("cell", { name: otherId })).toHaveCount(0);
+
+    await otherAdmin.goto({ tenant: tenant.id });
+    await expect(otherAdmin.signInHeading).toBeVisible();
+    await admin.goto({ tenant: tenant.id });
+    await expect(admin.heading).toBeVisible();
+  } finally {
+    await elsewhere.close();
   }
 });
