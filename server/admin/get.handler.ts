@@ -41,6 +41,8 @@ export type TimelineEvent = {
   recoveryPoint: string | null;
   /** For "waited": how long the duplicate waited for the key. */
   waitedMs: number | null;
+  /** For "replayed": how many replays this line stands for (replays are counted per key and minute). */
+  count: number | null;
   detail: Record<string, unknown> | null;
   at: string;
 };
@@ -78,7 +80,7 @@ type RawDetail = RawSummary & {
   completer_gave_up_at: string | null;
   generation: string;
 };
-type RawEvent = { id: number; type: string; fence: number | null; status: number | null; recoveryPoint: string | null; waitedMs: number | null; at: string };
+type RawEvent = { id: number; type: string; fence: number | null; status: number | null; recoveryPoint: string | null; waitedMs: number | null; count: number | null; at: string };
 type RawAudit = { id: number; action: string; detail: string; at: string };
 
 export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
@@ -93,7 +95,7 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
       from idempotency_keys k left join tenants t on t.id = k.tenant_id
       where k.tenant_id = ${tenantId} and k.key = ${key}`,
     q<RawEvent[]>`
-      select e.id::float8 as id, e.type, e.fence::float8 as fence, e.status, e.recovery_point as "recoveryPoint", e.waited_ms as "waitedMs", ${iso(q, q`e.at`)} as at
+      select e.id::float8 as id, e.type, e.fence::float8 as fence, e.status, e.recovery_point as "recoveryPoint", e.waited_ms as "waitedMs", e.count, ${iso(q, q`e.at`)} as at
       from idempotency_events e where e.tenant_id = ${tenantId} and e.key = ${key}
       order by e.at, e.id limit ${TIMELINE_LIMIT}`,
     q<RawAudit[]>`
@@ -124,7 +126,7 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
     completerNextAt: row.completer_next_at,
     completerGaveUpAt: row.completer_gave_up_at,
   };
-  const none = { fence: null, status: null, recoveryPoint: null, waitedMs: null, detail: null };
+  const none = { fence: null, status: null, recoveryPoint: null, waitedMs: null, count: null, detail: null };
   // Claimed and completed are on the key row itself (the event writer keeps only what the row cannot tell).
   const timeline: TimelineEvent[] = [{ ...none, id: "row-claimed", source: "key", type: "claimed", at: detail.createdAt }];
   if (detail.completedAt) {

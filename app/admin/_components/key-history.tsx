@@ -49,6 +49,7 @@ export function Timeline({ events }: { events: TimelineEvent[] }) {
             {e.status !== null && ` · status ${e.status}`}
             {e.recoveryPoint && ` · at ${e.recoveryPoint}`}
             {e.waitedMs !== null && ` · ${e.waitedMs} ms`}
+            {e.count !== null && e.count > 1 && ` · ${e.count} times in this minute`}
             {e.source === "operator" && operatorDetail(e.detail)}
           </span>
         </li>
