@@ -82,7 +82,7 @@ async function boot(): Promise<void> {
       }).then((p) => (started.psp = p));
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
-  // A clean stop writes what the event writer holds (a minute's replay counts at most) before the pool closes.
+  // A clean stop writes what the event writer holds (5 seconds of replay counts at most) before the pool closes.
   started.stops.push(() => flushEvents());
   started.stops.push(startExpirySweep(env.IDEMPOTENCY_SWEEP_MS).stop);
   started.stops.push(startCompleter(env.COMPLETER_INTERVAL_MS).stop);

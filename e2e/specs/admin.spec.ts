@@ -25,8 +25,8 @@ const test = base.extend<{ admin: AdminPage; keyPage: AdminKeyPage }>({
   },
 });
 
-/** Long enough for the dashboard's 5-second refresh to come round. */
-const REFRESH = { timeout: 12_000 };
+/** Long enough for the dashboard's 5-second refresh to come round after the event writer's 5-second replay count. */
+const REFRESH = { timeout: 20_000 };
 
 const newKey = (label: string) => `e2e-${label}-${randomUUID()}`;
 

@@ -41,7 +41,7 @@ export type TimelineEvent = {
   recoveryPoint: string | null;
   /** For "waited": how long the duplicate waited for the key. */
   waitedMs: number | null;
-  /** For "replayed": how many replays this line stands for (replays are counted per key and minute). */
+  /** For "replayed": how many replays this line stands for (replays are counted per key and written every 5 seconds). */
   count: number | null;
   detail: Record<string, unknown> | null;
   at: string;

@@ -28,7 +28,7 @@ export type IdempotencyEvent = {
   /** The stored status for claimed-and-finished or replayed results. */
   status?: number;
   recoveryPoint?: string;
-  /** For "expired": how many rows a cleanup batch deleted; a sink that counts replays (per key and minute) stores how many there were. */
+  /** For "expired": how many rows a cleanup batch deleted; a sink that counts replays (per key, written every few seconds) stores how many there were. */
   count?: number;
   /** For "waited": how long the attempt waited for the key, in milliseconds. */
   waitedMs?: number;

@@ -159,7 +159,7 @@ describe("admin.keys.activity and admin.keys.get", () => {
     expect(detail.request).toBe(`atomic\n{"amount":3,"outcome":"ok","tag":"${key}"}`);
     expect(JSON.parse(detail.responseBody!)).toMatchObject({ tag: key, amount: 3 });
     expect(timeline.map((e) => e.type)).toEqual(["claimed", "completed", "replayed", "mismatch"]);
-    // Replays are written once per key and minute: the one line says how many it stands for.
+    // Replays are written per key every few seconds: the one line says how many it stands for.
     expect(timeline.find((e) => e.type === "replayed")?.count).toBe(3);
   });
 
