@@ -40,7 +40,7 @@ export async function completeUntilAttention(sql: Sql, run: LabRun, tenantId: st
   for (;;) {
     const state = await keyState(sql, tenantId, key);
     if (!state) {
-      recordStep(Lane.Completer, Lane.App, "no key, so nothing the completer could pick up: the payment stays as it is", run);
+      recordStep(Lane.App, Lane.App, "no key, so nothing for the completer to pick up: the payment stays pending", run);
       await stepsWritten(run.id);
       return null;
     }

@@ -95,8 +95,10 @@ describe("the lab's provider down for good", () => {
       expect((await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: runId })).status).toBe(503);
       expect(await data<null>(await post("lab.untilAttention", { runId }))).toBeNull();
       expect(await data<{ wasDown: boolean }>(await post("lab.providerBack", { runId }))).toEqual({ wasDown: true });
-      const { counts, attention } = await report(runId);
+      const { counts, attention, steps } = await report(runId);
       expect(attention).toBeNull();
+      expect(steps.filter((s) => s.from === "completer")).toEqual([]);
+      expect(steps.map((s) => s.label)).toContain("no key, so nothing for the completer to pick up: the payment stays pending");
       expect(counts).toMatchObject({ payments: 1, pendingPayments: 1, providerCharges: 0, chargeMovements: 0 });
     } finally {
       env.DEMO_MODE = false;

@@ -114,7 +114,14 @@ function summary(outcome: Outcome, target: LabTarget): string {
     return `The provider sent one refund event twice; the ledger booked the refund ${plural(counts.refundMovements, "time")}.`;
   }
   const why = target === LabTarget.Protected ? "one key for the purchase" : "no key, so each request was a new payment";
-  const helper = completer ? ", the completer finishing what the stopped worker left" : "";
+  const attention = outcome.report.attention;
+  const helper = attention?.needsAttention
+    ? `; the completer tried ${plural(attention.attempts, "time")} and gave up`
+    : completer
+      ? steps.some((s) => /worker stops dead/.test(s.label))
+        ? ", the completer finishing what the stopped worker left"
+        : ", the completer finishing what its client left"
+      : "";
   return `${plural(requests, "request")} for one purchase (${why}): the provider charged ${plural(counts.providerCharges, "time")} and the ledger booked ${plural(counts.chargeMovements, "movement")}${helper}.`;
 }
 
