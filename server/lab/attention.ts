@@ -20,17 +20,16 @@ const POLL_MS = 100;
 
 export type AttentionOutcome = { needsAttention: boolean; attempts: number; lastError: string | null; finished: boolean };
 
-async function keyState(sql: Sql, tenantId: string, key: string) {
+async function keyState(sql: Sql, tenantId: string, key: string): Promise<AttentionOutcome | undefined> {
   const [row] = await sql<{ attention: boolean; in_progress: boolean; attempts: number; error: string | null }[]>`
     select ${needsAttention(sql, "k")} as attention, k.state = ${KeyState.InProgress} as in_progress, k.completer_attempts as attempts, k.completer_error as error
     from idempotency_keys k where k.tenant_id = ${tenantId} and k.key = ${key}`;
-  return row;
+  return row && { needsAttention: row.attention, attempts: row.attempts, lastError: row.error, finished: !row.in_progress };
 }
 
 /** Where the run's key stands for the completer: null for a run without a key (the twin) or before its first request. */
 export async function attentionOf(sql: Sql, run: LabRun, tenantId: string): Promise<AttentionOutcome | null> {
-  const state = await keyState(sql, tenantId, labKeyOf(run.id));
-  return state ? { needsAttention: state.attention, attempts: state.attempts, lastError: state.error, finished: !state.in_progress } : null;
+  return (await keyState(sql, tenantId, labKeyOf(run.id))) ?? null;
 }
 
 /** Runs the completer for the run's key until it needs attention (or is finished); null for a run without a key (the twin). */
@@ -44,10 +43,10 @@ export async function completeUntilAttention(sql: Sql, run: LabRun, tenantId: st
       await stepsWritten(run.id);
       return null;
     }
-    if (state.attention || !state.in_progress || Date.now() > deadline) {
-      if (state.attention) recordStep(Lane.Completer, Lane.App, `completer gives up after ${state.attempts} attempts: the key needs attention`, run);
+    if (state.needsAttention || state.finished || Date.now() > deadline) {
+      if (state.needsAttention) recordStep(Lane.Completer, Lane.App, `completer gives up after ${state.attempts} attempts: the key needs attention`, run);
       await stepsWritten(run.id);
-      return { needsAttention: state.attention, attempts: state.attempts, lastError: state.error, finished: !state.in_progress };
+      return state;
     }
     // Only this key, and only when due: the completer's own claim decides, with the lab's budget and backoff.
     await completeDueKeys({ sql, tenantId, key, limit: 1, ...LAB_COMPLETER_BUDGET });
