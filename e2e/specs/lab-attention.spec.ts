@@ -10,6 +10,7 @@
 import { expect, test } from "../fixtures";
 import { AdminKeyPage, AdminPage } from "../pages/admin-page";
 import { LabPage } from "../pages/lab-page";
+import { expectNoAxeViolations } from "../support/axe";
 
 test.describe.configure({ timeout: 120_000 });
 
@@ -33,6 +34,7 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
   expect(steps).toContainEqual("completer → app: completer gives up after 3 attempts: the key needs attention");
   expect(steps.at(-1)).toBe("provider → app: the provider is reachable again (simulated outage over)");
   await expect(lab.side("protected").getByTestId("protected-attempts")).toContainText("request #1: 503");
+  await expectNoAxeViolations(page);
 
   // The twin: no key, nothing to resume; its payment stays pending and is never charged.
   await expect(lab.side("naive").getByTestId("naive-summary")).toHaveText(/charged 0 times and the ledger booked 0 movements\.$/);
