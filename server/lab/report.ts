@@ -6,7 +6,7 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { ledgerEntries, payments } from "../../db/schema";
+import { ledgerEntries, payments, PaymentStatus } from "../../db/schema";
 import { Book } from "../ledger/post";
 import { psp } from "../payments/provider";
 import { naivePaymentIdsOf, type LabRun } from "./runs";
@@ -15,6 +15,8 @@ import { labKeyOf, LabTarget } from "./scenarios";
 export type LabCounts = {
   payments: number;
   paymentIds: string[];
+  /** Payments still pending: not charged, not declined (a payment nobody finished). */
+  pendingPayments: number;
   providerCharges: number;
   providerRefunds: number;
   chargeMovements: number;
@@ -41,7 +43,8 @@ export async function labPaymentIds(db: Db, tenantId: string): Promise<Set<strin
 
 export async function countRun(db: Db, run: LabRun, tenantId: string): Promise<LabCounts> {
   const ids = await paymentIdsOf(db, run, tenantId);
-  if (ids.length === 0) return { payments: 0, paymentIds: [], providerCharges: 0, providerRefunds: 0, chargeMovements: 0, refundMovements: 0 };
+  if (ids.length === 0) return { payments: 0, paymentIds: [], pendingPayments: 0, providerCharges: 0, providerRefunds: 0, chargeMovements: 0, refundMovements: 0 };
+  const pending = await db.select({ id: payments.id }).from(payments).where(and(inArray(payments.id, ids), eq(payments.status, PaymentStatus.Pending)));
   const listed = await psp().listCharges();
   if (listed.kind !== "ok") throw new Error("The provider did not list its charges.");
   const charges = listed.charges.filter((c) => c.reference !== null && ids.includes(c.reference));
@@ -54,6 +57,7 @@ export async function countRun(db: Db, run: LabRun, tenantId: string): Promise<L
   return {
     payments: ids.length,
     paymentIds: ids,
+    pendingPayments: pending.length,
     providerCharges: charges.length,
     providerRefunds: charges.reduce((n, c) => n + c.refunds.length, 0),
     chargeMovements: movementsWhere(Book.sales, "credit"),

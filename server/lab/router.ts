@@ -16,6 +16,8 @@ import { amountSchema, formatMinor } from "../money";
 import { destinationSchema } from "../payments/present";
 import { psp, pspUrl } from "../payments/provider";
 import { publicProcedure, router } from "../trpc";
+import { attentionOf, completeUntilAttention } from "./attention";
+import { bringProviderBack } from "./faults";
 import { naivePay, naiveWebhook } from "./naive";
 import { countRun, paymentIdsOf } from "./report";
 import { CONTROL_SIGNATURE_HEADER, signWebhook } from "../psp/stand-in";
@@ -107,8 +109,14 @@ export const labRouter = router({
     return { eventId: event.id, deliveries: 2 };
   }),
 
+  /** Provider down for good: the completer's rounds for the run's key, on the lab's budget, until the key needs attention. */
+  untilAttention: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => completeUntilAttention(ctx.sql, await runOf(input.runId), ctx.tenantId)),
+
+  providerBack: demoProcedure.input(runInput).mutation(async ({ input }) => ({ wasDown: await bringProviderBack(await runOf(input.runId)) })),
+
   report: demoProcedure.input(runInput).query(async ({ ctx, input }) => {
     const run = await runOf(input.runId);
-    return { scenario: run.scenario.id, target: run.target, key: run.target === LabTarget.Protected ? labKeyOf(run.id) : null, counts: await countRun(ctx.db, run, ctx.tenantId), steps: await stepsOf(run) };
+    const key = run.target === LabTarget.Protected ? labKeyOf(run.id) : null;
+    return { scenario: run.scenario.id, target: run.target, tenantId: ctx.tenantId, key, attention: key ? await attentionOf(ctx.sql, run, ctx.tenantId) : null, counts: await countRun(ctx.db, run, ctx.tenantId), steps: await stepsOf(run) };
   }),
 });

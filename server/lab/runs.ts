@@ -131,6 +131,12 @@ export async function takeFault<K extends keyof LabFaults>(name: K, run: LabRun 
   return row ? (JSON.parse(row.value) as LabFaults[K]) : undefined;
 }
 
+/** Whether a simulation of the run is armed, leaving it armed (a switch that holds for many calls). */
+export async function isArmed(name: keyof LabFaults, run: LabRun): Promise<boolean> {
+  const [row] = await database().sql<{ armed: boolean }[]>`select faults ? ${name} as armed from lab_runs where id = ${run.id}`;
+  return row?.armed ?? false;
+}
+
 /** Numbers a request of the run as the edge sees it. */
 export async function countRequest(run: LabRun): Promise<number> {
   const [row] = await database().sql<{ requests: number }[]>`update lab_runs set requests = requests + 1 where id = ${run.id} returning requests`;

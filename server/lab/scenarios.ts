@@ -22,6 +22,8 @@ export type LabFaults = {
   loseAnswer?: boolean;
   /** The worker stops dead right after the provider charged: no release, no renewal; its lease is cut to this many ms. */
   crashAfterChargeLeaseMs?: number;
+  /** Every provider call of the run finds the provider unreachable, until the lab brings it back (lab.providerBack). */
+  providerDown?: boolean;
 };
 
 export type LabScenario = {
@@ -38,13 +40,21 @@ export type LabScenario = {
     | { kind: "together"; clients: number; staggerMs: number }
     | { kind: "retry-after-failure"; timeoutMs: number; pauseMs: number }
     | { kind: "once" }
-    | { kind: "webhook-twice" };
+    | { kind: "webhook-twice" }
+    | { kind: "provider-down" };
 };
 
 export const SHOP_TEST_DESTINATION = "acct_test_lab";
 /** The stand-in answers it after PSP_SLOW_MS: duplicates sent meanwhile really overlap the first request, whatever the machine's speed. */
 const SLOW_TEST_DESTINATION = "acct_test_slow";
 const CRASH_LEASE_MS = 2_000;
+
+/**
+ * The completer's budget for a lab run's key: a page cannot wait the quarter
+ * of an hour the completer's own budget (server/keys/completer.ts) spans, so
+ * the lab runs its rounds for the run's key with this one.
+ */
+export const LAB_COMPLETER_BUDGET = { maxAttempts: 3, backoffMs: 250, maxBackoffMs: 1_000 } as const;
 
 export const LAB_SCENARIOS: readonly LabScenario[] = [
   {
@@ -112,6 +122,16 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     destination: SHOP_TEST_DESTINATION,
     faults: {},
     plan: { kind: "webhook-twice" },
+  },
+  {
+    id: "provider-down",
+    title: "Provider down for good",
+    story:
+      "The provider cannot be reached; the shopper gives up and leaves. The completer tries again and again, then gives up: the key needs attention. Once the provider is back, an operator's Resume now finishes the payment.",
+    simulation: `Simulated: the provider is unreachable for this run's calls only, until the lab brings it back; the completer gives up after ${LAB_COMPLETER_BUDGET.maxAttempts} attempts a fraction of a second apart (normally 8, over about a quarter of an hour).`,
+    destination: SHOP_TEST_DESTINATION,
+    faults: { providerDown: true },
+    plan: { kind: "provider-down" },
   },
 ];
 

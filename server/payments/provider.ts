@@ -1,5 +1,6 @@
 /** The app's one client for the payment provider (the stand-in unless PSP_URL names another). */
 import { env } from "../env";
+import { providerFetch } from "../lab/faults";
 import { traceProviderCall } from "../lab/trace";
 import { createPspClient, type PspClient } from "../psp/client";
 import { noteChargeAttempt } from "./charge-attempts";
@@ -14,6 +15,7 @@ export function psp(): PspClient {
   if (cached?.key !== key) cached = { client: createPspClient({
       baseUrl: pspUrl(),
       timeoutMs: env.PSP_TIMEOUT_MS,
+      fetch: providerFetch,
       observe: (call) => {
         noteChargeAttempt(call);
         traceProviderCall(call);

@@ -40,6 +40,8 @@ export type PspClientOptions = {
   baseDelayMs?: number;
   /** Told of every attempt's outcome (the failure lab draws provider calls from it). */
   observe?: (call: ObservedCall) => void;
+  /** The transport; the global fetch unless given (the failure lab cuts the provider off for one run with it). */
+  fetch?: typeof fetch;
 };
 
 /** One attempt as `observe` sees it: the request, and its status or the error that left it unanswered. */
@@ -98,6 +100,7 @@ export function createPspClient(options: PspClientOptions) {
   const attempts = Math.max(1, options.attempts ?? 3);
   const baseDelayMs = options.baseDelayMs ?? 100;
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const transport = options.fetch ?? fetch;
 
   /** One request: a decided answer, or the error that leaves the outcome open. */
   async function attempt<S extends z.ZodType>(call: Call, schema: S): Promise<Ok<z.output<S>> | PspDeclined | PspRejected | Error> {
@@ -108,7 +111,7 @@ export function createPspClient(options: PspClientOptions) {
     let text: string;
     const sentAt = performance.now();
     try {
-      const response = await fetch(`${baseUrl}${call.path}`, {
+      const response = await transport(`${baseUrl}${call.path}`, {
         method: call.method,
         headers,
         body: call.body === undefined ? undefined : JSON.stringify(call.body),

@@ -26,11 +26,16 @@ async function data<T>(response: Response): Promise<T> {
   return body.result.data;
 }
 
-export const startRun = (scenario: string, target: LabTarget) =>
-  fetch(`${TRPC}/lab.start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ scenario, target }) }).then(data<LabStart>);
+const post = <T>(procedure: string, input: unknown) =>
+  fetch(`${TRPC}/lab.${procedure}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(input) }).then(data<T>);
 
-export const deliverWebhookTwice = (runId: string) =>
-  fetch(`${TRPC}/lab.deliverWebhookTwice`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ runId }) }).then(data<unknown>);
+export const startRun = (scenario: string, target: LabTarget) => post<LabStart>("start", { scenario, target });
+
+export const deliverWebhookTwice = (runId: string) => post<unknown>("deliverWebhookTwice", { runId });
+
+export const untilAttention = (runId: string) => post<Outputs["untilAttention"]>("untilAttention", { runId });
+
+export const providerBack = (runId: string) => post<Outputs["providerBack"]>("providerBack", { runId });
 
 export const reportOf = (runId: string) => fetch(`${TRPC}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`).then(data<LabReport>);
 

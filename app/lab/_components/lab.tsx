@@ -7,11 +7,12 @@
  */
 import { useState } from "react";
 import { LabTarget, type LabScenario } from "@/server/lab/scenarios";
+import { AttentionStory } from "./attention-story";
 import { reportOf, startRun, type Cart, type LabReport } from "./lab-api";
 import { playScenario, type BrowserAttempt } from "./run-scenario";
 import { SequenceDiagram } from "./sequence-diagram";
 
-type Outcome = { report: LabReport; attempts: BrowserAttempt[] };
+type Outcome = { runId: string; report: LabReport; attempts: BrowserAttempt[] };
 type Results = Partial<Record<LabTarget, Outcome>>;
 
 const TARGET_TITLE: Record<LabTarget, string> = {
@@ -38,13 +39,23 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
         const attempts: BrowserAttempt[] = [];
         const start = await startRun(scenario.id, target);
         await playScenario(scenario, start, target, cart, (a) => attempts.push(a));
-        byTarget[target] = { report: await reportOf(start.runId), attempts };
+        byTarget[target] = { runId: start.runId, report: await reportOf(start.runId), attempts };
         setResults({ scenario: scenario.id, byTarget: { ...byTarget } });
       }
     } catch (error) {
       setFailure(error instanceof Error && error.name === "LabRequestError" ? error.message : "The run stopped: the lab could not reach the server.");
     } finally {
       setRunning(null);
+    }
+  }
+
+  /** Reads a side's counts again (after an operator acted on its key in the admin). */
+  async function recount(target: LabTarget, outcome: Outcome) {
+    try {
+      const report = await reportOf(outcome.runId);
+      setResults((current) => (current ? { ...current, byTarget: { ...current.byTarget, [target]: { ...outcome, report } } } : current));
+    } catch (error) {
+      setFailure(error instanceof Error && error.name === "LabRequestError" ? error.message : "The lab could not reach the server.");
     }
   }
 
@@ -84,7 +95,7 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
             return (
               <section key={target} className={`card lab-result lab-${target}`} aria-labelledby={`lab-${target}-title`}>
                 <h2 id={`lab-${target}-title`}>{TARGET_TITLE[target]}</h2>
-                {outcome ? <Outcome outcome={outcome} target={target} /> : <p className="muted">{running === target ? "Running…" : "Waiting."}</p>}
+                {outcome ? <Outcome outcome={outcome} target={target} recount={() => recount(target, outcome)} /> : <p className="muted">{running === target ? "Running…" : "Waiting."}</p>}
               </section>
             );
           })}
@@ -103,7 +114,14 @@ function summary(outcome: Outcome, target: LabTarget): string {
     return `The provider sent one refund event twice; the ledger booked the refund ${plural(counts.refundMovements, "time")}.`;
   }
   const why = target === LabTarget.Protected ? "one key for the purchase" : "no key, so each request was a new payment";
-  const helper = completer ? ", the completer finishing what the stopped worker left" : "";
+  const attention = outcome.report.attention;
+  const helper = attention?.needsAttention
+    ? `; the completer tried ${plural(attention.attempts, "time")} and gave up`
+    : completer
+      ? steps.some((s) => /worker stops dead/.test(s.label))
+        ? ", the completer finishing what the stopped worker left"
+        : ", the completer finishing what its client left"
+      : "";
   return `${plural(requests, "request")} for one purchase (${why}): the provider charged ${plural(counts.providerCharges, "time")} and the ledger booked ${plural(counts.chargeMovements, "movement")}${helper}.`;
 }
 
@@ -116,27 +134,37 @@ function crashStory(steps: LabReport["steps"]): string | null {
   return "The browser's retry came first: once the worker's lease ran out it took the key over (a new fence), skipped the committed phase, and the provider answered from its own record. Had the browser stayed away, the completer would have done the same.";
 }
 
-function Outcome({ outcome, target }: { outcome: Outcome; target: LabTarget }) {
+/** The verdict over a side's counts: the bad outcome named, a key waiting for an operator named as such. */
+function verdict(report: LabReport): { text: string; tone: "good" | "bad" | "wait" } {
+  const { counts, attention } = report;
+  if (counts.providerCharges > 1) return { text: `Charged ${plural(counts.providerCharges, "time")} for one purchase.`, tone: "bad" };
+  if (counts.refundMovements > counts.providerRefunds) return { text: `One refund at the provider, booked ${plural(counts.refundMovements, "time")}.`, tone: "bad" };
+  if (counts.providerCharges === 0 && counts.pendingPayments > 0) {
+    return attention?.needsAttention
+      ? { text: "Not charged yet: the key needs attention, and an operator can finish it.", tone: "wait" }
+      : { text: "Payment lost: left pending, with nothing that could ever finish it.", tone: "bad" };
+  }
+  return { text: "Exactly once.", tone: "good" };
+}
+
+function Outcome({ outcome, target, recount }: { outcome: Outcome; target: LabTarget; recount: () => Promise<void> }) {
   const { counts, steps, key } = outcome.report;
-  const wrong = counts.providerCharges > 1 || counts.refundMovements > counts.providerRefunds;
+  const { text, tone } = verdict(outcome.report);
   const story = target === LabTarget.Protected ? crashStory(steps) : null;
   return (
     <>
       <p className="lab-summary" data-testid={`${target}-summary`}>
         {summary(outcome, target)}
       </p>
-      <p className={`lab-verdict ${wrong ? "lab-verdict-bad" : "lab-verdict-good"}`} data-testid={`${target}-verdict`}>
-        {counts.providerCharges > 1
-          ? `Charged ${plural(counts.providerCharges, "time")} for one purchase.`
-          : counts.refundMovements > counts.providerRefunds
-            ? `One refund at the provider, booked ${plural(counts.refundMovements, "time")}.`
-            : "Exactly once."}
+      <p className={`lab-verdict lab-verdict-${tone}`} data-testid={`${target}-verdict`}>
+        {text}
       </p>
       {story ? (
         <p className="small" data-testid="crash-story">
           {story}
         </p>
       ) : null}
+      {outcome.report.scenario === "provider-down" ? <AttentionStory report={outcome.report} recount={recount} /> : null}
       <p className="small">
         {key ? (
           <>

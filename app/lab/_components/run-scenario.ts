@@ -9,7 +9,7 @@
  * the diagram's count from the moment it arrived.
  */
 import { LabTarget, type LabScenario } from "@/server/lab/scenarios";
-import { deliverWebhookTwice, sendPayment, type Cart, type LabStart, type Sent } from "./lab-api";
+import { deliverWebhookTwice, providerBack, sendPayment, untilAttention, type Cart, type LabStart, type Sent } from "./lab-api";
 
 /** `request`: the run's number for the request this line is about; none for what is not a request (a pause). */
 export type BrowserAttempt = { client: number; request?: number; at: number; outcome: string };
@@ -71,6 +71,13 @@ export async function playScenario(scenario: LabScenario, start: LabStart, targe
       note(1, undefined, "asking the provider to deliver its refund event twice at once");
       await deliverWebhookTwice(start.runId);
       note(1, undefined, "both deliveries answered");
+      return;
+    case "provider-down":
+      await untilSettled(1, PATIENT_MS);
+      // The shopper does not come back: whatever finishes the payment now is the server's.
+      note(1, undefined, "the shopper gives up and leaves: no retry from this browser");
+      await untilAttention(start.runId);
+      await providerBack(start.runId);
       return;
   }
 }

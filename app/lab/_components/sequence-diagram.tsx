@@ -84,7 +84,8 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
   const marker = `arrow-${id}`;
   return (
     <figure className="sequence">
-      <div className="sequence-scroll">
+      {/* Focusable: a diagram wider than its card scrolls, and a keyboard must be able to scroll it too. */}
+      <div className="sequence-scroll" tabIndex={0}>
         <svg
           width={width}
           height={height}

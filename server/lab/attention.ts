@@ -1,0 +1,55 @@
+/**
+ * "Provider down for good": the completer's rounds for a lab run's key, on
+ * the lab's clock. The shopper has left, so only the completer can finish
+ * the payment; it runs here with the lab's short budget
+ * (LAB_COMPLETER_BUDGET) until it gives up and the key needs attention, as
+ * it would after a quarter of an hour with its own. Every attempt is the
+ * real completer (server/keys/completer.ts): its claim, backoff and give-up
+ * are the middleware's; an instance's own completer round may take some of
+ * the attempts meanwhile, and counts against the same budget.
+ */
+import type { Sql } from "postgres";
+import { KeyState, needsAttention } from "../idempotency";
+import { completeDueKeys } from "../keys/completer";
+import { Lane, recordStep, stepsWritten, type LabRun } from "./runs";
+import { labKeyOf, LAB_COMPLETER_BUDGET } from "./scenarios";
+
+/** Longer than the lab's whole budget with jitter, and short enough for a page to wait on. */
+const GIVE_UP_AFTER_MS = 60_000;
+const POLL_MS = 100;
+
+export type AttentionOutcome = { needsAttention: boolean; attempts: number; lastError: string | null; finished: boolean };
+
+async function keyState(sql: Sql, tenantId: string, key: string): Promise<AttentionOutcome | undefined> {
+  const [row] = await sql<{ attention: boolean; in_progress: boolean; attempts: number; error: string | null }[]>`
+    select ${needsAttention(sql, "k")} as attention, k.state = ${KeyState.InProgress} as in_progress, k.completer_attempts as attempts, k.completer_error as error
+    from idempotency_keys k where k.tenant_id = ${tenantId} and k.key = ${key}`;
+  return row && { needsAttention: row.attention, attempts: row.attempts, lastError: row.error, finished: !row.in_progress };
+}
+
+/** Where the run's key stands for the completer: null for a run without a key (the twin) or before its first request. */
+export async function attentionOf(sql: Sql, run: LabRun, tenantId: string): Promise<AttentionOutcome | null> {
+  return (await keyState(sql, tenantId, labKeyOf(run.id))) ?? null;
+}
+
+/** Runs the completer for the run's key until it needs attention (or is finished); null for a run without a key (the twin). */
+export async function completeUntilAttention(sql: Sql, run: LabRun, tenantId: string): Promise<AttentionOutcome | null> {
+  const key = labKeyOf(run.id);
+  const deadline = Date.now() + GIVE_UP_AFTER_MS;
+  for (;;) {
+    const state = await keyState(sql, tenantId, key);
+    if (!state) {
+      recordStep(Lane.App, Lane.App, "no key, so nothing for the completer to pick up: the payment stays pending", run);
+      await stepsWritten(run.id);
+      return null;
+    }
+    if (state.needsAttention || state.finished || Date.now() > deadline) {
+      if (state.needsAttention) recordStep(Lane.Completer, Lane.App, `completer gives up after ${state.attempts} attempts: the key needs attention`, run);
+      await stepsWritten(run.id);
+      return state;
+    }
+    // Only this key, and only when due: the completer's own claim decides, with the lab's budget and backoff.
+    await completeDueKeys({ sql, tenantId, key, limit: 1, ...LAB_COMPLETER_BUDGET });
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
