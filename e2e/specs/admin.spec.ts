@@ -270,30 +270,35 @@ test("Resume now on a stale key: its result stays in view, in words, once the ke
   expect(payment?.status).toBe("succeeded");
 });
 
-test("the keys table fits its card at 1280 px with a 73-character key and a 30-character tenant name: one line each, cut with an ellipsis, whole on hover", async ({ admin, page, db, playwright, baseURL }) => {
+test("the keys table fits its card at 1280 and 1920 px with 73- and 255-character keys and a 30-character tenant name: one line each, cut with an ellipsis, whole on hover", async ({ admin, page, db, playwright, baseURL }) => {
   const name = `Wunderbar Lange Firma ${randomUUID().replaceAll("-", "")}`.slice(0, 30);
   const { tenant, token } = await createTenant(drizzle({ client: db, schema }), name);
   const key = `${randomUUID()}-${randomUUID()}`;
-  expect([key.length, name.length]).toEqual([73, 30]);
+  const longest = `${randomUUID()}-`.padEnd(255, "k");
+  expect([key.length, longest.length, name.length]).toEqual([73, 255, 30]);
   const api = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${token}` } });
-  expect((await pay(api, key)).status()).toBe(201);
+  for (const k of [key, longest]) expect((await pay(api, k)).status()).toBe(201);
   await api.dispose();
 
-  await page.setViewportSize({ width: 1280, height: 900 });
   await admin.goto({ tenant: tenant.id });
   await admin.signIn();
-  await expect(admin.keyRows).toHaveCount(1);
-  const { table, box } = await admin.keysTable.evaluate((t) => ({ table: t.scrollWidth, box: t.parentElement!.clientWidth }));
-  expect(table).toBeLessThanOrEqual(box);
-  const row = admin.keyRows.first();
-  for (const [cell, whole] of [
-    [row.getByRole("link", { name: key }), key],
-    [row.getByRole("button", { name: new RegExp(name) }), name],
-  ] as const) {
-    // One line, cut with an ellipsis (the text is wider than its box), the whole value in the title.
-    const shown = await cell.evaluate((el) => ({ cut: el.scrollWidth > el.clientWidth, wrap: getComputedStyle(el).whiteSpace, overflow: getComputedStyle(el).textOverflow }));
-    expect(shown).toEqual({ cut: true, wrap: "nowrap", overflow: "ellipsis" });
-    await expect(cell).toHaveAttribute("title", new RegExp(`^${whole}`));
+  for (const width of [1280, 1920]) {
+    await page.setViewportSize({ width, height: 900 });
+    await expect(admin.keyRows).toHaveCount(2);
+    const { table, box } = await admin.keysTable.evaluate((t) => ({ table: t.scrollWidth, box: t.parentElement!.clientWidth }));
+    expect(table, `at ${width} px`).toBeLessThanOrEqual(box);
+    for (const k of [key, longest]) {
+      const row = admin.rowFor(k);
+      for (const [cell, whole] of [
+        [row.getByRole("link", { name: k }), k],
+        [row.getByRole("button", { name: new RegExp(name) }), name],
+      ] as const) {
+        // One line, cut with an ellipsis (the text is wider than its box), the whole value in the title.
+        const shown = await cell.evaluate((el) => ({ cut: el.scrollWidth > el.clientWidth, wrap: getComputedStyle(el).whiteSpace, overflow: getComputedStyle(el).textOverflow }));
+        expect(shown, `${whole.length} characters at ${width} px`).toEqual({ cut: true, wrap: "nowrap", overflow: "ellipsis" });
+        await expect(cell).toHaveAttribute("title", new RegExp(`^${whole}`));
+      }
+    }
   }
 });
 
