@@ -23,8 +23,8 @@ beforeAll(async () => {
   operator = await newOperator();
 });
 
-async function rejection(call: Promise<unknown>) {
-  const error = await call.then(
+async function rejection(call: () => Promise<unknown>) {
+  const error = await call().then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -32,15 +32,15 @@ async function rejection(call: Promise<unknown>) {
   return error as TRPCError;
 }
 
-/** One of each kind: a query and both mutations. */
+/** One of each kind: a query and both mutations, each started only when awaited (no refusal left unhandled meanwhile). */
 const calls = (c: Awaited<ReturnType<typeof callerWith>>) => [
-  c.admin.keys.list({}),
-  c.admin.keys.counts({}),
-  c.admin.keys.activity({}),
-  c.admin.keys.get({ tenantId: tenant.id, key: "any" }),
-  c.admin.keys.recover({ tenantId: tenant.id, key: "any" }),
-  c.admin.keys.purgeExpired({ tenantId: tenant.id }),
-  c.admin.audit.list({}),
+  () => c.admin.keys.list({}),
+  () => c.admin.keys.counts({}),
+  () => c.admin.keys.activity({}),
+  () => c.admin.keys.get({ tenantId: tenant.id, key: "any" }),
+  () => c.admin.keys.recover({ tenantId: tenant.id, key: "any" }),
+  () => c.admin.keys.purgeExpired({ tenantId: tenant.id }),
+  () => c.admin.audit.list({}),
 ];
 
 describe("admin procedures", () => {
@@ -73,12 +73,12 @@ describe("admin procedures", () => {
     for (const bad of [`${version}.${longer}.${signature}`, forged, expired, `${token}x`, "v1.e30.", "garbage"]) {
       expect(await verifySession(bad)).toBeUndefined();
       const c = await callerWith({ cookie: `${ADMIN_COOKIE}=${bad}` });
-      expect((await rejection(c.admin.keys.list({}))).code).toBe("UNAUTHORIZED");
+      expect((await rejection(() => c.admin.keys.list({}))).code).toBe("UNAUTHORIZED");
     }
   });
 
   it("answer UNAUTHORIZED with the problem type 'unauthorized'", async () => {
-    const error = await rejection((await callerWith()).admin.keys.list({}));
+    const error = await rejection(async () => (await callerWith()).admin.keys.list({}));
     expect(error.cause).toMatchObject({ slug: "unauthorized", status: 401 });
   });
 });

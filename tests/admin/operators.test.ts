@@ -45,8 +45,14 @@ describe("the viewer role", () => {
     expect((await c.admin.keys.list({ tenantId: t.id })).items).toHaveLength(2);
     await expect(c.admin.keys.counts({ tenantId: t.id })).resolves.toBeDefined();
     await expect(c.admin.audit.list({ tenantId: t.id })).resolves.toEqual([]);
-    for (const change of [c.admin.keys.purgeExpired({ tenantId: t.id }), c.admin.keys.recover({ tenantId: t.id, key: "stuck" }), c.admin.keys.resume({ tenantId: t.id, key: "stuck" })]) {
-      const error = await trpcError(change);
+    // One at a time, each started only when awaited: a refusal must never be left unhandled while another runs.
+    const changes = [
+      () => c.admin.keys.purgeExpired({ tenantId: t.id }),
+      () => c.admin.keys.recover({ tenantId: t.id, key: "stuck" }),
+      () => c.admin.keys.resume({ tenantId: t.id, key: "stuck" }),
+    ];
+    for (const change of changes) {
+      const error = await trpcError(change());
       expect(error.code).toBe("FORBIDDEN");
       expect(error.cause).toMatchObject({ slug: "forbidden-role", status: 403 });
     }
