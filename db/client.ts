@@ -6,8 +6,6 @@
 import { PgDialect } from "drizzle-orm/pg-core";
 import { drizzle, PostgresJsDatabase, PostgresJsSession } from "drizzle-orm/postgres-js";
 import postgres, { type ReservedSql, type Sql, type TransactionSql } from "postgres";
-import { env } from "../server/env";
-import { setLocalLimits, type TransactionLimits } from "../server/idempotency";
 import * as schema from "./schema";
 
 export type Db = PostgresJsDatabase<typeof schema>;
@@ -16,8 +14,12 @@ export type Database = { sql: Sql; db: Db; url: string };
 type Holder = { __eoDatabase?: Database };
 const holder = globalThis as Holder;
 
-/** `pooled`: DATABASE_POOLED unless given (tests open pools of both kinds). */
-export type OpenOptions = { max?: number; pooled?: boolean };
+/**
+ * `pooled`: behind a transaction-mode pooler (PgBouncer). `beginWith`: a
+ * statement every transaction sends first (the app's SET LOCAL limits, whose
+ * text the idempotency middleware owns: the data layer takes it as given).
+ */
+export type OpenOptions = { max?: number; pooled?: boolean; beginWith?: string };
 
 /** No statement of a transaction waits longer than this for a lock; it is also how long a duplicate request waits on a key another request is completing. */
 export const LOCK_TIMEOUT_MS = 10_000;
@@ -43,7 +45,7 @@ export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
  * no lock_timeout: whatever lock it waits for is held by a transaction, and
  * these limits bound that.
  */
-export const TRANSACTION_LIMITS: TransactionLimits = { lockTimeoutMs: LOCK_TIMEOUT_MS, idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS };
+export const TRANSACTION_LIMITS = { lockTimeoutMs: LOCK_TIMEOUT_MS, idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS };
 
 /**
  * A reserved connection whose socket has closed (the database restarted or
@@ -123,16 +125,16 @@ function guardReservations(pool: Sql): void {
 }
 
 /**
- * Every `sql.begin` (and so every Drizzle `db.transaction`) sets the limits
- * first. The statement is sent without waiting for it: it goes down the
+ * Every `sql.begin` (and so every Drizzle `db.transaction`) sends `statement`
+ * first (the limits). It is sent without waiting for it: it goes down the
  * connection ahead of the transaction's first query, in the same round trip,
  * and if it failed, postgres-js reports its error for the transaction.
  */
-function limitTransactions(pool: Sql): void {
+function limitTransactions(pool: Sql, statement: string): void {
   const begin = pool.begin.bind(pool) as (options: string, fn: (tx: TransactionSql) => unknown) => Promise<unknown>;
   const limited = (options: string, fn: (tx: TransactionSql) => unknown) =>
     begin(options, (tx) => {
-      void tx.unsafe(setLocalLimits(TRANSACTION_LIMITS)).execute();
+      void tx.unsafe(statement).execute();
       return fn(tx);
     });
   pool.begin = ((options: string | ((tx: TransactionSql) => unknown), fn?: (tx: TransactionSql) => unknown) =>
@@ -155,7 +157,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     onnotice: () => {},
     // A transaction pooler hands each transaction whichever server connection
     // is free, where a statement prepared by another one does not exist.
-    prepare: !(options.pooled ?? env.DATABASE_POOLED),
+    prepare: !options.pooled,
     // A connection to a database that went away is retried on the next query,
     // with at most this long spent on each attempt to connect.
     connect_timeout: 5,
@@ -163,18 +165,15 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     ...reservationWatch,
   });
   guardReservations(client);
-  limitTransactions(client);
+  if (options.beginWith) limitTransactions(client, options.beginWith);
   holder.__eoDatabase = { sql: client, db: drizzle({ client, schema }), url };
   return holder.__eoDatabase;
 }
 
-/** The open pool; opens it from DATABASE_URL when start-up has not done so. */
+/** The open pool: start-up (ensureDatabase) or a test's set-up opened it. */
 export function database(): Database {
   if (holder.__eoDatabase) return holder.__eoDatabase;
-  if (!env.DATABASE_URL) {
-    throw new Error("The database is not started: call ensureDatabase() at start-up or set DATABASE_URL.");
-  }
-  return openDatabase(env.DATABASE_URL);
+  throw new Error("The database is not started: call ensureDatabase() at start-up, or openDatabase().");
 }
 
 export async function closeDatabase(): Promise<void> {

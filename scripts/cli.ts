@@ -6,9 +6,10 @@
  */
 import { ensureDatabase, type BootOptions, type Booted } from "../db/bootstrap";
 import { closeDatabase } from "../db/client";
+import { databaseSettings } from "../server/database";
 
 export function runCli(main: (booted: Booted) => Promise<number>, options: BootOptions = {}): void {
-  ensureDatabase({ seed: false, ...options })
+  ensureDatabase(databaseSettings(), { seed: false, ...options })
     .then(async (booted) => {
       try {
         return await main(booted);

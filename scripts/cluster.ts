@@ -56,6 +56,7 @@ async function main(): Promise<void> {
   }
   const { env } = await import("../server/env");
   const { startEmbedded } = await import("../db/bootstrap");
+  const { databaseSettings } = await import("../server/database");
   const { writeRunFile } = await import("../db/run-file");
   const { stateDir } = await import("../db/cluster-home");
   const { startCluster } = await import("./cluster/topology");
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
   let embedded: RunningPostgres | undefined;
   let primaryUrl = env.DATABASE_URL;
   if (!primaryUrl) {
-    embedded = await startEmbedded(true);
+    embedded = await startEmbedded(databaseSettings(), true);
     primaryUrl = embedded.url;
   }
   let stopping = false;

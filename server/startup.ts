@@ -20,6 +20,7 @@ import { clusterDir } from "../db/cluster-home";
 import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
+import { databaseSettings } from "./database";
 import { installNodeEdge } from "./edge/node-edge";
 import { env } from "./env";
 import { startCompleter } from "./keys/completer";
@@ -89,6 +90,7 @@ async function boot(): Promise<void> {
   started.stops.push(
     startDatabaseMonitor({
       url: booted.url,
+      pooled: env.DATABASE_POOLED,
       onChange: (up) => {
         markDatabase(up);
         logger.warn({ database: up ? "up" : "down" }, up ? "the database is back" : "the database is unavailable: answering 503");
@@ -124,7 +126,7 @@ async function waitForDatabase(): Promise<Booted> {
   // Backoff capped at 2 s: once the database answers, the instance serves within about that.
   for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
     try {
-      return await ensureDatabase({ adopt: true });
+      return await ensureDatabase(databaseSettings(), { adopt: true });
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
@@ -140,5 +142,5 @@ async function reviveEmbedded(booted: Booted): Promise<void> {
   if (dead.alive()) return;
   logger.warn({ dir: dead.dir }, "embedded PostgreSQL is gone: starting it again");
   forgetEmbeddedPostgres(dead.dir);
-  booted.embedded = await startEmbedded(true, dead.port);
+  booted.embedded = await startEmbedded(databaseSettings(), true, dead.port);
 }

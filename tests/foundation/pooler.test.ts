@@ -15,13 +15,14 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import { scratchClusterParent } from "../../db/cluster-home";
-import { closeDatabase, database, openDatabase } from "../../db/client";
+import { closeDatabase, database } from "../../db/client";
 import * as schema from "../../db/schema";
 import { schemaBehind } from "../../db/migrate";
 import { startDatabaseMonitor } from "../../db/monitor";
 import { pgBouncerBinary, startPgBouncer, type RunningPgBouncer } from "../../db/pgbouncer";
 import { CATALOG, seedDemo } from "../../db/seed";
 import { createContextInner } from "../../server/context";
+import { openAppDatabase } from "../../server/database";
 import { createIdempotencyProcedures } from "../../server/idempotency";
 import { completeDueKeys } from "../../server/keys/completer";
 import { idempotencyRuntime } from "../../server/keys/runtime";
@@ -70,7 +71,7 @@ describe.skipIf(!installed)(`through PgBouncer in transaction mode, pool_size ${
     scratch = scratchClusterParent("pgbouncer");
     bouncer = await startPgBouncer({ upstreamUrl: inject("directDatabaseUrl"), port: await freePort(), runDir: path.join(scratch, "run"), poolSize: POOL_SIZE });
     await closeDatabase();
-    openDatabase(bouncer.url, { pooled: true, max: APP_CONNECTIONS });
+    openAppDatabase(bouncer.url, { pooled: true, max: APP_CONNECTIONS });
     await ensureEffectsTable();
     tenant = await newTenant("pooled");
     // Every client connection open before a burst, so the burst is not staggered by connection set-up.

@@ -3,11 +3,11 @@
  * can kill it with SIGKILL: the real crash of a holder, not a simulation.
  * argv: <procedure: atomic|recoverable> <tenant id> <key> <hook point>
  */
-import { openDatabase } from "../../db/client";
+import { openAppDatabase } from "../../server/database";
 import { caller, ensureEffectsTable, hooks, type Point } from "./fixture";
 
 const [procedure, tenantId, key, point] = process.argv.slice(2) as ["atomic" | "recoverable", string, string, Point];
-openDatabase(process.env.DATABASE_URL!, { max: 4 });
+openAppDatabase(process.env.DATABASE_URL!, { max: 4 });
 await ensureEffectsTable();
 hooks.set(key, async (at) => {
   if (at !== point) return;

@@ -6,12 +6,12 @@
  *       report <runId>             — builds the run's report here
  */
 import { GET, POST } from "../../app/api/trpc/[trpc]/route";
-import { openDatabase } from "../../db/client";
+import { openAppDatabase } from "../../server/database";
 import { LAB_RUN_HEADER } from "../../server/lab/scenarios";
 
 const BASE = "http://127.0.0.1/api/trpc";
 const [action, a, b] = process.argv.slice(2) as [string, string, string?];
-openDatabase(process.env.DATABASE_URL!, { max: 4 });
+openAppDatabase(process.env.DATABASE_URL!, { max: 4 });
 
 const data = async (res: Response) => (JSON.parse(await res.text()) as { result: { data: unknown } }).result.data;
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>

@@ -6,12 +6,12 @@
  * flight — a real crash of the holder, not a simulation.
  * argv: <tenant id> <idempotency key> <amount> [destination, default acct_test_slow]
  */
-import { openDatabase } from "../../db/client";
+import { openAppDatabase } from "../../server/database";
 import { createContextInner } from "../../server/context";
 import { createCaller } from "../../server/root";
 
 const [tenantId, key, amount, destination = "acct_test_slow"] = process.argv.slice(2) as [string, string, string, string?];
-openDatabase(process.env.DATABASE_URL!, { max: 4 });
+openAppDatabase(process.env.DATABASE_URL!, { max: 4 });
 const caller = createCaller(await createContextInner({ tenant: { id: tenantId, name: "killed" }, headers: new Headers({ "Idempotency-Key": key }) }));
 await caller.payments.create({ amount, currency: "EUR", destination });
 process.stdout.write("finished\n");
