@@ -4,8 +4,7 @@
  * test would) or over HTTP through the REST surface. Every call checks its
  * answer, so a benchmark of failing calls cannot pass for a fast one.
  */
-import { createContextInner } from "../server/context";
-import { createRestHandler } from "../server/rest/handler";
+import { createContextInner, restHandlerFor } from "../server/app";
 import { createCallerFactory } from "../server/trpc";
 import { client, serve } from "./http";
 import { benchRouter, type PaymentInput } from "./router";
@@ -56,7 +55,7 @@ function expect(status: number, wanted: number, what: string, body: string) {
 }
 
 export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Transport> {
-  const listening = await serve(createRestHandler(benchRouter, "/api"));
+  const listening = await serve(restHandlerFor(benchRouter));
   const http = client(listening.origin, maxSockets);
   const auth = { authorization: `Bearer ${tenant.token}` };
   const json = { ...auth, "content-type": "application/json" };

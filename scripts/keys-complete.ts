@@ -13,8 +13,8 @@ const tenantFlag = args.indexOf("--tenant");
 const tenantId = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
 
 runCli(async () => {
-  const { completeDueKeys } = await import("../server/keys/completer");
-  const outcomes = await completeDueKeys(tenantId === undefined ? {} : { tenantId });
+  const { completer } = await import("../server/app");
+  const outcomes = await completer.completeDueKeys(tenantId === undefined ? {} : { tenantId });
   for (const o of outcomes) {
     const what = o.outcome === "completed" ? `completed (${o.status})` : `${o.outcome.replace("_", " ")}: ${o.detail}`;
     process.stdout.write(`${o.tenantId} ${o.key} ${what}\n`);

@@ -1,7 +1,6 @@
 /** Server-side tRPC calls for pages: the demo tenant, no token in the browser. */
 import { DEMO_TENANT } from "../db/seed";
-import { createContextInner } from "./context";
-import { createCaller } from "./root";
+import { createCaller, createContextInner } from "./app";
 
 export async function demoCaller() {
   return createCaller(await createContextInner({ tenant: DEMO_TENANT }));

@@ -1,44 +1,61 @@
 /**
- * Request context. `createContextInner` is pure (tests call it directly with a
- * tenant); `createContext` adapts a fetch Request for the HTTP handlers.
+ * The request context: what a procedure may use. The composition root
+ * (server/app.ts) builds the services once and `contextOf` adds a request's
+ * own parts; the procedure builders (server/trpc.ts) and handlers take
+ * everything they need from here, so none imports its way up to the root.
  */
-import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
-import { database } from "../db/client";
-import { logger } from "./logger";
+import type { Sql } from "postgres";
+import type { Db } from "../db/client";
+import type { AdminSession } from "./admin/session";
+import type { IdempotencyRuntime, ResponseSink } from "./idempotency";
+import type { Completer } from "./keys/completer";
+import type { Logger } from "./logger";
 
 export type Tenant = { id: string; name: string };
 
-/**
- * What a procedure decided about the HTTP answer beyond its output: the
- * idempotency middleware puts the exact stored bytes here, and the REST
- * adapter sends them as they are.
- */
-export type ResponseSink = { status?: number; body?: string; headers: Headers };
+/** Whether a request may change admin state (same origin, JSON), and why not. */
+export type ChangeVerdict = { ok: true } | { ok: false; reason: string };
+
+export type AppServices = {
+  db: Db;
+  sql: Sql;
+  log: Logger;
+  /** The idempotency middleware's runtime for this request (the lab hands a simulated crash a variant). */
+  keys: IdempotencyRuntime<Db>;
+  auth: {
+    tenantForToken: (token: string) => Promise<Tenant | undefined>;
+    /** The tenant the storefront acts as; undefined while the storefront is off. */
+    storefrontTenant: () => Promise<Tenant | undefined>;
+    adminSession: (headers: Headers) => Promise<AdminSession | undefined>;
+    adminChange: (headers: Headers) => ChangeVerdict;
+    /** Why this operator may only read, or undefined when they may change keys. */
+    readOnlyReason: (admin: AdminSession) => string | undefined;
+  };
+  /** Finishes keys whose client went away ("Resume now", the lab's rounds). */
+  completer: Completer;
+};
 
 export type ContextOptions = {
   headers?: Headers;
-  /** Set for server-side callers that already know the tenant (pages, tests). */
+  /** Set for server-side callers that already know the tenant (pages, tests, the completer). */
   tenant?: Tenant | null;
   response?: ResponseSink;
   /** The request body exactly as received, for signature checks (webhooks). */
   rawBody?: string;
 };
 
-export async function createContextInner(options: ContextOptions = {}) {
-  const { db, sql } = database();
-  return {
-    db,
-    sql,
-    log: logger,
-    headers: options.headers ?? new Headers(),
-    tenant: options.tenant ?? null,
-    response: options.response ?? { headers: new Headers() },
-    rawBody: options.rawBody,
-  };
-}
+export type Context = AppServices & {
+  headers: Headers;
+  tenant: Tenant | null;
+  /** What a procedure decided about the HTTP answer beyond its output (the middleware's stored bytes). */
+  response: ResponseSink;
+  rawBody: string | undefined;
+};
 
-export type Context = Awaited<ReturnType<typeof createContextInner>>;
-
-export async function createContext({ req }: FetchCreateContextFnOptions): Promise<Context> {
-  return createContextInner({ headers: req.headers });
-}
+export const contextOf = (services: AppServices, options: ContextOptions = {}): Context => ({
+  ...services,
+  headers: options.headers ?? new Headers(),
+  tenant: options.tenant ?? null,
+  response: options.response ?? { headers: new Headers() },
+  rawBody: options.rawBody,
+});

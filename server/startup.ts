@@ -21,9 +21,9 @@ import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
 import { databaseSettings } from "./database";
+import { completer } from "./app";
 import { installNodeEdge } from "./edge/node-edge";
 import { env } from "./env";
-import { startCompleter } from "./keys/completer";
 import { flushEvents } from "./keys/events";
 import { startExpirySweep } from "./keys/sweep";
 import { logger } from "./logger";
@@ -86,7 +86,7 @@ async function boot(): Promise<void> {
   // A clean stop writes what the event writer holds (5 seconds of replay counts at most) before the pool closes.
   started.stops.push(() => flushEvents());
   started.stops.push(startExpirySweep(env.IDEMPOTENCY_SWEEP_MS).stop);
-  started.stops.push(startCompleter(env.COMPLETER_INTERVAL_MS).stop);
+  started.stops.push(completer.start(env.COMPLETER_INTERVAL_MS).stop);
   started.stops.push(
     startDatabaseMonitor({
       url: booted.url,

@@ -13,21 +13,18 @@
  * The idempotent builders take the input schema because validation must run
  * before the key is claimed (a malformed request pins nothing), and tRPC runs
  * middlewares in the order they are added.
+ *
+ * This module only assembles builders: what they check with (tenants, admin
+ * sessions, the storefront's tenant, the idempotency runtime) comes in the
+ * context the composition root (server/app.ts) builds.
  */
 import { initTRPC } from "@trpc/server";
 import type { z } from "zod";
 import { isDatabaseUnavailable } from "../db/availability";
-import { DEMO_TENANT } from "../db/seed";
 import type { Context } from "./context";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "./idempotency";
-import { idempotencyRuntime } from "./keys/runtime";
-import { env, isDemoMode } from "./env";
-import { tenantById, tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
-import { checkAdminChange } from "./admin/origin";
-import { OperatorRole } from "./admin/operators";
-import { sessionFromHeaders } from "./admin/session";
 
 export type RestMeta = {
   method: "GET" | "POST";
@@ -81,7 +78,7 @@ export const publicProcedure = t.procedure.use(async ({ next }) => {
 export const tenantProcedure = publicProcedure.use(async ({ ctx, next }) => {
   if (ctx.tenant) return next({ ctx: { tenant: ctx.tenant } });
   const token = bearerToken(ctx.headers);
-  const tenant = token ? await tenantForToken(ctx.db, token) : undefined;
+  const tenant = token ? await ctx.auth.tenantForToken(token) : undefined;
   if (!tenant) {
     throw toTRPCError(new DomainError("unauthorized", 401, "A valid API token is required: Authorization: Bearer <token>."));
   }
@@ -98,35 +95,34 @@ export type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> }
  */
 export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
   if (type === "mutation") {
-    const verdict = checkAdminChange(ctx.headers);
+    const verdict = ctx.auth.adminChange(ctx.headers);
     if (!verdict.ok) throw toTRPCError(new DomainError("forbidden-origin", 403, verdict.reason));
   }
-  const admin = await sessionFromHeaders(ctx.headers);
+  const admin = await ctx.auth.adminSession(ctx.headers);
   if (!admin) throw toTRPCError(new DomainError("unauthorized", 401, "Admin sign-in required."));
   return next({ ctx: { admin } });
 });
 
 /** An admin change to keys (resume, recover, purge): the `operator` role only; a viewer gets 403. */
 export const operatorProcedure = adminProcedure.use(({ ctx, next }) => {
-  if (ctx.admin.operator.role !== OperatorRole.Operator) {
-    throw toTRPCError(new DomainError("forbidden-role", 403, `Operator ${ctx.admin.operator.name} may only read (role ${ctx.admin.operator.role}).`));
-  }
+  const readOnly = ctx.auth.readOnlyReason(ctx.admin);
+  if (readOnly) throw toTRPCError(new DomainError("forbidden-role", 403, readOnly));
   return next();
 });
 
-const idempotency = createIdempotencyProcedures(idempotencyRuntime);
+/** Each call's runtime comes with its context: the root's, or the variant it handed this request. */
+const idempotency = createIdempotencyProcedures((ctx: TenantContext) => ctx.keys);
 
 /**
  * The shop's own pages act as one tenant, server-side: the browser never
- * holds a tenant token. In demo mode that is the demo tenant; otherwise only
- * the tenant a deployment names on purpose (STOREFRONT_TENANT_ID), and with
- * none named the storefront is off (404): a real deployment never takes
- * anonymous orders as the demo tenant. Only the storefront procedures use this.
+ * holds a tenant token. Which one the root decides (the demo tenant in demo
+ * mode, else only one a deployment names on purpose); with none the
+ * storefront is off (404). Only the storefront procedures use this.
  */
 export const storefrontProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const tenant = isDemoMode() ? DEMO_TENANT : env.STOREFRONT_TENANT_ID ? await tenantById(ctx.db, env.STOREFRONT_TENANT_ID) : undefined;
+  const tenant = await ctx.auth.storefrontTenant();
   if (!tenant) throw toTRPCError(new DomainError("storefront-off", 404, "The storefront is off on this server."));
-  return next({ ctx: { tenant: tenant as TenantContext["tenant"] } });
+  return next({ ctx: { tenant } });
 });
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { openApiDocument } from "@/server/rest/openapi";
+import { openApiDocument } from "@/server/app";
 
 export const metadata: Metadata = { title: "API docs" };
 

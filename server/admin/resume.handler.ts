@@ -10,7 +10,7 @@ import type { Sql } from "postgres";
 import { AdminAction } from "../../db/schema/admin";
 import { DomainError, NotFoundError } from "../errors";
 import { KeyState } from "../idempotency";
-import { completeDueKeys, resumableProcedures, type KeyOutcome } from "../keys/completer";
+import type { Completer, KeyOutcome } from "../keys/completer";
 import { recordAudit } from "./audit";
 import { isExpired, isStale } from "./key-state";
 import type { KeyRefInput } from "./key-ref.schema";
@@ -18,7 +18,7 @@ import type { AdminSession } from "./session";
 
 export type Resumed = { outcome: KeyOutcome["outcome"]; status: number | null; detail: string | null };
 
-export async function resumeKey(ctx: { sql: Sql; admin: AdminSession }, input: KeyRefInput): Promise<Resumed> {
+export async function resumeKey(ctx: { sql: Sql; admin: AdminSession; completer: Completer }, input: KeyRefInput): Promise<Resumed> {
   const q = ctx.sql;
   const { tenantId, key } = input;
   const [row] = await q<{ state: KeyState; procedure: string; expired: boolean; stale: boolean }[]>`
@@ -29,11 +29,11 @@ export async function resumeKey(ctx: { sql: Sql; admin: AdminSession }, input: K
     const shown = row.expired ? "expired" : row.state.replace("_", " ");
     throw new DomainError("key-not-resumable", 422, `Only an unfinished key can be resumed; this one is ${shown}.`, { tenantId, key });
   }
-  if (!(await resumableProcedures()).includes(row.procedure)) {
+  if (!ctx.completer.resumableProcedures().includes(row.procedure)) {
     throw new DomainError("key-not-resumable", 422, `${row.procedure} cannot be run again from its stored request; a client retry must finish it.`, { tenantId, key });
   }
   if (!row.stale) throw busy(tenantId, key);
-  const [ran] = await completeDueKeys({ tenantId, key, force: true, limit: 1 });
+  const [ran] = await ctx.completer.completeDueKeys({ tenantId, key, force: true, limit: 1 });
   // Taken up meanwhile by a client retry or a completer round: that attempt finishes it.
   if (!ran) throw busy(tenantId, key);
   const resumed: Resumed = { outcome: ran.outcome, status: ran.outcome === "completed" ? ran.status : null, detail: ran.outcome === "completed" ? null : ran.detail };

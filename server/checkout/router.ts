@@ -8,7 +8,6 @@ import { z } from "zod";
 import { idInput, strictInput } from "../input";
 import { idempotencyKeys } from "../idempotency";
 import { listProducts, productSchema } from "../catalog/router";
-import { tracedPhases } from "../lab/trace";
 import { cartSchema, checkout, orderSchema, orderView } from "../orders/router";
 import { router, storefrontProcedure, storefrontRecoverableProcedure } from "../trpc";
 
@@ -17,7 +16,7 @@ export const checkoutRouter = router({
 
   pay: storefrontRecoverableProcedure(cartSchema, { resumable: true })
     .output(orderSchema)
-    .mutation(({ ctx, input }) => checkout(ctx.db, tracedPhases(ctx.idempotency), ctx.tenant.id, input)),
+    .mutation(({ ctx, input }) => checkout(ctx.db, ctx.idempotency, ctx.tenant.id, input)),
 
   order: storefrontProcedure
     .input(idInput)

@@ -8,6 +8,10 @@ export const IdempotencyEventType = {
   Mismatch: "mismatch",
   Takeover: "takeover",
   Completed: "completed",
+  /** A recoverable handler's phase committed: `recoveryPoint` is its name. */
+  PhaseCommitted: "phase_committed",
+  /** A phase an earlier attempt committed was not run again (the takeover resumes after it). */
+  PhaseSkipped: "phase_skipped",
   Released: "released",
   Expired: "expired",
   LeaseLost: "lease_lost",

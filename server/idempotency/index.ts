@@ -4,7 +4,7 @@
  * their own: `schema.ts` (read by drizzle-kit through db/schema) and
  * `client/` (the browser's side, which must not pull in the server).
  */
-export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta } from "./procedures";
+export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta, type ResponseSink } from "./procedures";
 export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse, TransactionLimits } from "./types";
 // The SET LOCAL of those limits, for the app's own transactions outside the middleware.
 export { setLocalLimits } from "./transaction";

@@ -37,10 +37,18 @@ export type IdempotencyMeta = { rest?: { status?: number } };
 
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 
-export function createIdempotencyProcedures<TTx>(runtime: IdempotencyRuntime<TTx>) {
-  const t = initTRPC.context<IdempotencyContext>().meta<IdempotencyMeta>().create();
+/**
+ * `runtime`: one for every call, or read from each call's context, so an
+ * app's composition root can hand a request its runtime (or a variant of
+ * it) along with everything else the request needs.
+ */
+export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext = IdempotencyContext>(
+  runtime: IdempotencyRuntime<TTx> | ((ctx: TCtx) => IdempotencyRuntime<TTx>),
+) {
+  const runtimeOf = typeof runtime === "function" ? runtime : () => runtime;
+  const t = initTRPC.context<TCtx>().meta<IdempotencyMeta>().create();
 
-  function attempt(ctx: IdempotencyContext, path: string, input: unknown, options: ProcedureOptions): Attempt {
+  function attempt(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, path: string, input: unknown, options: ProcedureOptions): Attempt {
     let key: string;
     try {
       key = readIdempotencyKey(ctx.headers);
@@ -72,7 +80,7 @@ export function createIdempotencyProcedures<TTx>(runtime: IdempotencyRuntime<TTx
     if (replayed) ctx.response.headers.set(REPLAYED_HEADER, "true");
   }
 
-  function replay(ctx: IdempotencyContext, a: Attempt, row: KeyRow) {
+  function replay(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, a: Attempt, row: KeyRow) {
     const stored = { status: row.responseStatus!, body: row.responseBody! };
     a.event("replayed", { status: stored.status, fence: row.fence });
     respond(ctx, stored, true);
@@ -80,8 +88,8 @@ export function createIdempotencyProcedures<TTx>(runtime: IdempotencyRuntime<TTx
     return { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker };
   }
 
-  function answer<R>(ctx: IdempotencyContext, a: Attempt, acquired: { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: KeyRow }) {
-    if (acquired.kind === "replay") return replay(ctx, a, acquired.row);
+  function answer<R>(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, a: Attempt, acquired: { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: KeyRow }) {
+    if (acquired.kind === "replay") return replay(runtime, ctx, a, acquired.row);
     respond(ctx, acquired.value.stored, false);
     return acquired.value.result;
   }
@@ -90,16 +98,19 @@ export function createIdempotencyProcedures<TTx>(runtime: IdempotencyRuntime<TTx
     /** Handler writes go through `ctx.idempotency.tx` and commit with the stored result. */
     atomic: (options: ProcedureOptions = {}) =>
       t.procedure.use(async ({ ctx, meta, path, input, next }) => {
-        const a = attempt(ctx, path, input, options);
-        const acquired = await runAtomic(runtime, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }));
-        return answer(ctx, a, acquired);
+        // tRPC hands the middleware its context as a simplified copy of TCtx's type.
+        const r = runtimeOf(ctx as TCtx);
+        const a = attempt(r, ctx, path, input, options);
+        const acquired = await runAtomic(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }));
+        return answer(r, ctx, a, acquired);
       }),
     /** Handlers call out between `ctx.idempotency.phase(...)`s, with `ctx.idempotency.downstreamKey`. */
     recoverable: (options: ProcedureOptions = {}) =>
       t.procedure.use(async ({ ctx, meta, path, input, next }) => {
-        const a = attempt(ctx, path, input, options);
-        const acquired = await runRecoverable(runtime, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }));
-        return answer(ctx, a, acquired);
+        const r = runtimeOf(ctx as TCtx);
+        const a = attempt(r, ctx, path, input, options);
+        const acquired = await runRecoverable(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }));
+        return answer(r, ctx, a, acquired);
       }),
   };
 }

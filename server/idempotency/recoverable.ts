@@ -83,8 +83,11 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
     signal: lease.signal,
     phase: async (name, fn) => {
       if (lease.signal.aborted) throw lease.signal.reason;
-      if (name in done) return done[name] as never;
-      return inTransaction(sql, async (t) => {
+      if (name in done) {
+        a.event(E.PhaseSkipped, { fence, recoveryPoint: name });
+        return done[name] as never;
+      }
+      const value = await inTransaction(sql, async (t) => {
         const [mine] = await t.begin(setLocalLimits(a.limits), store.lockOwned(t.conn, a, fence));
         if (mine!.length === 0) {
           lease.lose();
@@ -96,11 +99,8 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
         handle.recoveryPoint = name;
         return value;
       });
-    },
-    suspend: async (leaseMs) => {
-      lease.stop();
-      await store.renew(sql, a, fence, leaseMs);
-      return new Promise<never>(() => undefined);
+      a.event(E.PhaseCommitted, { fence, recoveryPoint: name });
+      return value;
     },
   };
 

@@ -76,10 +76,4 @@ export type RecoverableHandle<TTx> = {
    * its stored value is returned.
    */
   phase<T extends Json>(name: string, fn: (tx: TTx) => Promise<T>): Promise<T>;
-  /**
-   * Plays a crashed worker (the failure lab, demo mode only): stops renewing,
-   * leaves `leaseMs` of lease and never settles, so nothing is released or
-   * completed and the next attempt must wait out the lease and take over.
-   */
-  suspend(leaseMs: number): Promise<never>;
 };

@@ -10,17 +10,16 @@
  * recovery point with the same downstream key, and the middleware stores
  * the result exactly as for a client retry, which a later retry replays.
  *
- * It runs in every instance (`startCompleter`, next to the expiry sweep),
- * once from `npm run keys:complete`, and for one key from the admin's
- * "Resume now".
+ * It runs in every instance (`start`, next to the expiry sweep), once from
+ * `npm run keys:complete`, and for one key from the admin's "Resume now",
+ * which reaches it through the request context. The composition root
+ * (server/app.ts) builds it from the procedure registry, so it imports no
+ * router.
  */
 import { TRPCError } from "@trpc/server";
 import type { Sql } from "postgres";
 import { z } from "zod";
-import { database } from "../../db/client";
-import { createContextInner } from "../context";
 import { env } from "../env";
-import { traceCompleterAttempt } from "../lab/trace";
 import {
   canonicalJson,
   claimDue,
@@ -36,9 +35,11 @@ import {
   storedInput,
   type CompletionPolicy,
   type DueKey,
+  type IdempotencyEventSink,
+  type ResponseSink,
 } from "../idempotency";
 import { logger } from "../logger";
-import { recordEvent } from "./events";
+import type { ProcedureRegistry } from "../registry";
 
 /**
  * The defaults: the first retry about one interval after the first attempt,
@@ -84,31 +85,26 @@ export type RunOptions = Partial<CompletionPolicy> & {
 
 type Resumable = { input: z.ZodType };
 
-let registry: Promise<Map<string, Resumable>> | undefined;
+/** A caller's context for one attempt: the key's tenant, its Idempotency-Key, the sink the middleware writes to. */
+type AttemptContext = { tenant: { id: string; name: string }; headers: Headers; response: ResponseSink };
 
-/**
- * The resumable procedures, read off the app router: those built with
- * `{ resumable: true }`. Loaded lazily because the admin's "Resume now" (part
- * of that router) runs the completer too.
- */
-function resumables(): Promise<Map<string, Resumable>> {
-  registry ??= import("../root").then(({ appRouter }) => {
-    const found = new Map<string, Resumable>();
-    // At run time `_def.procedures` is flat, keyed by the dotted path the caller and the key rows use.
-    for (const [path, procedure] of Object.entries(appRouter._def.procedures as Record<string, unknown>)) {
-      const def = (procedure as unknown as { _def: { meta?: { resumable?: boolean }; inputs?: z.ZodType[] } })._def;
-      const input = def.inputs?.[0];
-      if (def.meta?.resumable && input && def.inputs!.length === 1) found.set(path, { input });
-    }
-    return found;
-  });
-  return registry;
-}
+export type CompleterParts<TCtx> = {
+  registry: ProcedureRegistry<TCtx>;
+  createContext: (options: AttemptContext) => Promise<TCtx>;
+  sql: () => Sql;
+  onEvent: IdempotencyEventSink;
+  /** Wraps every attempt (the failure lab records one on a lab run's key into that run). */
+  around?: (key: string, response: ResponseSink, attempt: () => Promise<unknown>) => Promise<unknown>;
+};
 
-/** The resumable procedures' paths (what the due-key query may take up). */
-export async function resumableProcedures(): Promise<string[]> {
-  return [...(await resumables()).keys()];
-}
+export type Completer = {
+  /** One round: claim the due keys and run them (a few at a time). */
+  completeDueKeys: (options?: RunOptions) => Promise<KeyOutcome[]>;
+  /** The resumable procedures' paths (what the due-key query may take up). */
+  resumableProcedures: () => string[];
+  /** The loop of an instance: a round every `everyMs`. */
+  start: (everyMs: number) => { stop: () => void };
+};
 
 /**
  * The stored canonical request, back in the form a client sends: decoded
@@ -142,10 +138,10 @@ function describe(error: unknown): string {
 }
 
 /** Runs one claimed key through its procedure and records what came of it. */
-async function runKey(sql: Sql, due: DueKey, resumable: Resumable, policy: CompletionPolicy): Promise<KeyOutcome> {
+async function runKey<TCtx>(parts: CompleterParts<TCtx>, sql: Sql, due: DueKey, resumable: Resumable, policy: CompletionPolicy): Promise<KeyOutcome> {
   const ref = { tenantId: due.tenantId, key: due.key };
   const event = (type: (typeof IdempotencyEventType)[keyof typeof IdempotencyEventType]) =>
-    recordEvent({ type, tenantId: due.tenantId, key: due.key, procedure: due.procedure });
+    parts.onEvent({ type, tenantId: due.tenantId, key: due.key, procedure: due.procedure });
   const wire = wireInput(due, resumable);
   if (!wire.ok) {
     await giveUp(sql, ref, wire.reason);
@@ -155,19 +151,17 @@ async function runKey(sql: Sql, due: DueKey, resumable: Resumable, policy: Compl
   }
   event(IdempotencyEventType.CompleterAttempt);
 
-  const { createCaller } = await import("../root");
-  const response = { headers: new Headers() } as { status?: number; body?: string; headers: Headers };
-  const ctx = await createContextInner({
+  const response: ResponseSink = { headers: new Headers() };
+  const ctx = await parts.createContext({
     tenant: { id: due.tenantId, name: due.tenantId },
     headers: new Headers({ [IDEMPOTENCY_KEY_HEADER]: due.key }),
     response,
   });
-  // The caller is a tree of procedures by path segment; the path comes from the registry, so it exists.
-  const call = due.procedure.split(".").reduce<unknown>((node, segment) => (node as Record<string, unknown>)[segment], createCaller(ctx)) as (input: unknown) => Promise<unknown>;
+  const attempt = () => parts.registry.call(ctx, due.procedure, wire.input);
 
   let failure: unknown;
   try {
-    await traceCompleterAttempt(due.key, response, () => call(wire.input));
+    await (parts.around ? parts.around(due.key, response, attempt) : attempt());
   } catch (error) {
     failure = error;
   }
@@ -202,18 +196,23 @@ async function runKey(sql: Sql, due: DueKey, resumable: Resumable, policy: Compl
   return { ...ref, outcome: "retry_later", detail };
 }
 
-/** One round: claim the due keys and run them (a few at a time). */
-export async function completeDueKeys(options: RunOptions = {}): Promise<KeyOutcome[]> {
-  const sql = options.sql ?? database().sql;
-  const policy = { ...completionPolicy(), ...definedOnly({ maxAttempts: options.maxAttempts, backoffMs: options.backoffMs, maxBackoffMs: options.maxBackoffMs }) };
-  const registered = await resumables();
-  const due = await claimDue(sql, {
-    ...policy,
-    procedures: [...registered.keys()],
-    limit: options.limit ?? 20,
-    ...definedOnly({ tenantId: options.tenantId, key: options.key, force: options.force }),
-  });
-  return Promise.all(due.map((d) => runKey(sql, d, registered.get(d.procedure)!, policy)));
+/** The completer over `parts.registry`'s resumable procedures: those built with `{ resumable: true }` and one input schema. */
+export function createCompleter<TCtx>(parts: CompleterParts<TCtx>): Completer {
+  const resumables = new Map<string, Resumable>();
+  for (const p of parts.registry.procedures) if (p.meta.resumable && p.input) resumables.set(p.path, { input: p.input });
+
+  const completeDueKeys = async (options: RunOptions = {}): Promise<KeyOutcome[]> => {
+    const sql = options.sql ?? parts.sql();
+    const policy = { ...completionPolicy(), ...definedOnly({ maxAttempts: options.maxAttempts, backoffMs: options.backoffMs, maxBackoffMs: options.maxBackoffMs }) };
+    const due = await claimDue(sql, {
+      ...policy,
+      procedures: [...resumables.keys()],
+      limit: options.limit ?? 20,
+      ...definedOnly({ tenantId: options.tenantId, key: options.key, force: options.force }),
+    });
+    return Promise.all(due.map((d) => runKey(parts, sql, d, resumables.get(d.procedure)!, policy)));
+  };
+  return { completeDueKeys, resumableProcedures: () => [...resumables.keys()], start: (everyMs) => startLoop(everyMs, completeDueKeys) };
 }
 
 function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
@@ -225,7 +224,7 @@ function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
  * once. Stopping ends the loop; a round still running at shutdown ends with
  * the process, and its key is finished after its lease like any crash.
  */
-export function startCompleter(everyMs: number) {
+function startLoop(everyMs: number, completeDueKeys: Completer["completeDueKeys"]) {
   if (everyMs <= 0) return { stop: () => undefined };
   let running = false;
   const timer = setInterval(() => {

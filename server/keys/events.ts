@@ -54,8 +54,13 @@ function stamp(): string {
   return `${new Date(Math.floor(lastStamp / 1000)).toISOString().slice(0, 23)}${String(lastStamp % 1000).padStart(3, "0")}Z`;
 }
 
-/** The key row records these itself (created_at, completed_at, response_status): a debug line is enough. */
-const ON_THE_KEY_ROW: ReadonlySet<string> = new Set([IdempotencyEventType.Claimed, IdempotencyEventType.Completed]);
+/** The key row records these itself (created_at, completed_at, response_status, recovery_point): a debug line is enough. */
+const ON_THE_KEY_ROW: ReadonlySet<string> = new Set([
+  IdempotencyEventType.Claimed,
+  IdempotencyEventType.Completed,
+  IdempotencyEventType.PhaseCommitted,
+  IdempotencyEventType.PhaseSkipped,
+]);
 
 function countReplay(event: IdempotencyEvent, at: string): void {
   const bucket = `${event.tenantId}\0${event.key}\0${at.slice(0, 16)}`;

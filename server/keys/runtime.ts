@@ -1,20 +1,18 @@
 /**
  * The idempotency middleware wired to this app: the pool, Drizzle over the
  * key's transaction, which errors are final (every DomainError), how a stored
- * problem is replayed, and where events go. The tRPC procedures
- * (server/trpc.ts), the expiry sweep, `npm run keys:cleanup` and the admin
- * all take it from here, so none of them needs the tRPC init module.
+ * problem is replayed. Where its events go is given: the composition root
+ * (server/app.ts) builds the app's runtime once and hands it to every request
+ * through the context; tests build variants (say, a holder that never renews).
  */
 import { TRPCError } from "@trpc/server";
 import { database, drizzleOn, LOCK_TIMEOUT_MS, TRANSACTION_LIMITS, type Db } from "../../db/client";
 import { env } from "../env";
 import { isFinal, problemBody, StoredProblemError, toProblem, trpcCodeFor } from "../errors";
-import { deleteExpired, type CleanupOptions, type IdempotencyRuntime } from "../idempotency";
-import { traceKeyEvent } from "../lab/trace";
+import { deleteExpired, type CleanupOptions, type IdempotencyEventSink, type IdempotencyRuntime } from "../idempotency";
 import { recordEvent } from "./events";
 
-/** Exported so tests can build variants (say, a holder that never renews). */
-export const idempotencyRuntime: IdempotencyRuntime<Db> = {
+export const createKeysRuntime = (onEvent: IdempotencyEventSink): IdempotencyRuntime<Db> => ({
   sql: () => database().sql,
   transaction: drizzleOn,
   finalError: (error) => {
@@ -26,14 +24,10 @@ export const idempotencyRuntime: IdempotencyRuntime<Db> = {
     const problem = JSON.parse(stored.body) as ReturnType<typeof toProblem>;
     return new TRPCError({ code: trpcCodeFor(stored.status), message: problem.detail, cause: new StoredProblemError(problem) });
   },
-  onEvent: (event) => {
-    recordEvent(event);
-    // The failure lab's diagram; a no-op outside a lab run.
-    traceKeyEvent(event);
-  },
+  onEvent,
   defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: LOCK_TIMEOUT_MS },
   limits: TRANSACTION_LIMITS,
-};
+});
 
 /** Expiry of stored keys (the sweep, `npm run keys:cleanup`, the admin's purge). */
-export const deleteExpiredKeys = (options?: CleanupOptions) => deleteExpired(idempotencyRuntime.sql, recordEvent, options);
+export const deleteExpiredKeys = (options?: CleanupOptions) => deleteExpired(() => database().sql, recordEvent, options);

@@ -10,7 +10,7 @@
  */
 import type { Sql } from "postgres";
 import { KeyState, needsAttention } from "../idempotency";
-import { completeDueKeys } from "../keys/completer";
+import type { Completer } from "../keys/completer";
 import { Lane, recordStep, stepsWritten, type LabRun } from "./runs";
 import { labKeyOf, LAB_COMPLETER_BUDGET } from "./scenarios";
 
@@ -33,7 +33,8 @@ export async function attentionOf(sql: Sql, run: LabRun, tenantId: string): Prom
 }
 
 /** Runs the completer for the run's key until it needs attention (or is finished); null for a run without a key (the twin). */
-export async function completeUntilAttention(sql: Sql, run: LabRun, tenantId: string): Promise<AttentionOutcome | null> {
+export async function completeUntilAttention(ctx: { sql: Sql; completer: Completer }, run: LabRun, tenantId: string): Promise<AttentionOutcome | null> {
+  const { sql, completer } = ctx;
   const key = labKeyOf(run.id);
   const deadline = Date.now() + GIVE_UP_AFTER_MS;
   for (;;) {
@@ -49,7 +50,7 @@ export async function completeUntilAttention(sql: Sql, run: LabRun, tenantId: st
       return state;
     }
     // Only this key, and only when due: the completer's own claim decides, with the lab's budget and backoff.
-    await completeDueKeys({ sql, tenantId, key, limit: 1, ...LAB_COMPLETER_BUDGET });
+    await completer.completeDueKeys({ sql, tenantId, key, limit: 1, ...LAB_COMPLETER_BUDGET });
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }

@@ -1,14 +1,14 @@
 /**
- * The lab at the HTTP edge: a request carrying Lab-Run, in demo mode, runs
- * inside its lab run (so its steps are recorded and its switches apply), and
- * the "answer lost" simulation drops the answer here, after the handler has
+ * The lab at the HTTP edge, where the composition root wraps the app's
+ * handlers with it: a request carrying Lab-Run, in demo mode, runs inside its
+ * lab run (so its steps are recorded and its switches apply), and the
+ * "answer lost" simulation drops the answer here, after the handler has
  * committed everything. Without demo mode the header means nothing, and in
  * demo mode it counts only on the one call a run makes: the twin's payment
  * for a naive run, the storefront checkout under the run's own key for a
  * protected one. On anything else (a tenant's payments.create, a batch) it
  * is ignored, so no one can aim a run's simulated crash at other requests.
  */
-import { isDemoMode } from "../env";
 import { REPLAYED_HEADER } from "../idempotency";
 import { countRequest, findRun, Lane, recordStep, stepsWritten, takeFault, withinRun, type LabRun } from "./runs";
 import { LAB_REQUEST_HEADER, LAB_RUN_HEADER, labKeyOf, LabTarget } from "./scenarios";
@@ -20,9 +20,12 @@ function callOfRun(run: LabRun, procedures: string[], req: Request): boolean {
   return procedures[0] === "checkout.pay" && req.headers.get("idempotency-key") === labKeyOf(run.id);
 }
 
-export async function throughLab(req: Request, procedures: string[], handle: (req: Request) => Promise<Response>): Promise<Response> {
+type Handler = (req: Request) => Promise<Response>;
+
+/** The tRPC endpoint's edge: `procedures` are the ones the URL names. */
+export async function throughLab(enabled: () => boolean, req: Request, procedures: string[], handle: Handler): Promise<Response> {
   const id = req.headers.get(LAB_RUN_HEADER);
-  const found = isDemoMode() && id ? await findRun(id) : undefined;
+  const found = enabled() && id ? await findRun(id) : undefined;
   const run = found && callOfRun(found, procedures, req) ? found : undefined;
   if (!run) return handle(req);
   return withinRun(run, async () => {
@@ -46,6 +49,37 @@ export async function throughLab(req: Request, procedures: string[], handle: (re
     await stepsWritten(run.id);
     return response;
   });
+}
+
+const WEBHOOK_PATH = "/api/v1/webhooks/psp";
+const LAB_EVENT_PREFIX = "evt_lab_";
+
+/**
+ * The REST edge: a webhook delivery reaches the app in a request of the
+ * provider's, not the run's, so the lab's event ids name their run. Once the
+ * receiver has answered (200: it accepted the body, so it is small), the
+ * delivery is drawn into that run, applied or recognised as a duplicate.
+ */
+export async function webhookThroughLab(enabled: () => boolean, req: Request, handle: Handler): Promise<Response> {
+  if (!enabled() || req.method !== "POST" || new URL(req.url).pathname !== WEBHOOK_PATH) return handle(req);
+  const copy = req.clone();
+  const response = await handle(req);
+  const id = response.status === 200 ? eventIdOf(await copy.text()) : (void copy.body?.cancel(), undefined);
+  if (!id?.startsWith(LAB_EVENT_PREFIX)) return response;
+  const { duplicate } = (await response.clone().json()) as { duplicate?: boolean };
+  const run = { id: id.slice(LAB_EVENT_PREFIX.length) };
+  recordStep(Lane.Provider, Lane.App, `webhook ${id} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`, run);
+  await stepsWritten(run.id);
+  return response;
+}
+
+function eventIdOf(body: string): string | undefined {
+  try {
+    const id = (JSON.parse(body) as { id?: unknown } | null)?.id;
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,36 +1,57 @@
 /**
  * The lab's server-side simulations, each armed for one run (runs.ts) and
- * fired once, or (the provider down) held until the lab lifts it. Outside a lab run, and so whenever demo mode is off (the HTTP
- * edge enters a run only then), every function here returns at once.
+ * fired once, or (the provider down) held until the lab lifts it. They reach
+ * the app only through what the composition root plugs in: a wrapper of the
+ * provider client's transport, a decorator of the client, and a variant of
+ * the idempotency runtime. Outside a lab run (and so whenever demo mode is
+ * off: only the edge enters a run, and only then) each returns at once.
  */
+import type { IdempotencyRuntime } from "../idempotency";
+import type { PspClient } from "../psp/client";
 import { currentRun, isArmed, Lane, recordStep, stepsWritten, takeFault, type LabRun } from "./runs";
 
 /** A promise that never settles: what a stopped worker leaves its callers. */
 export const stopDead = (): Promise<never> => new Promise<never>(() => undefined);
 
-/** After the provider charged: the worker stops dead, keeping only a short lease. */
-export async function crashPointAfterCharge(h: { suspend(leaseMs: number): Promise<never> } | undefined): Promise<void> {
-  const leaseMs = await takeFault("crashAfterChargeLeaseMs");
-  if (leaseMs === undefined) return;
-  recordStep(Lane.App, Lane.App, `worker stops dead after the charge (simulated crash); lease left: ${leaseMs} ms`);
-  await stepsWritten(currentRun()!.id);
-  if (h) await h.suspend(leaseMs);
-  await stopDead();
+/**
+ * The runtime a request of a crash run claims its key with: its lease cut to
+ * the run's and never renewed, as a worker that will stop dead holds it, so
+ * the next attempt must wait out that lease and take the key over.
+ */
+export function runtimeForRun<TTx>(base: IdempotencyRuntime<TTx>): IdempotencyRuntime<TTx> {
+  const leaseMs = currentRun()?.faults.crashAfterChargeLeaseMs;
+  if (leaseMs === undefined) return base;
+  return { ...base, defaults: { ...base.defaults, leaseMs }, renewEveryMs: () => 0 };
 }
+
+/** After the provider charged: the worker stops dead (no release, no completion), once per run. */
+export const crashAfterCharge = (client: PspClient): PspClient => ({
+  ...client,
+  charge: async (...args) => {
+    const result = await client.charge(...args);
+    const leaseMs = await takeFault("crashAfterChargeLeaseMs");
+    if (leaseMs === undefined) return result;
+    recordStep(Lane.App, Lane.App, `worker stops dead after the charge (simulated crash); its ${leaseMs} ms lease is not renewed`);
+    await stepsWritten(currentRun()!.id);
+    return stopDead();
+  },
+});
 
 /**
  * The provider client's transport: inside a lab run whose provider is down,
  * every call fails as an unreachable host does (a TypeError with a cause,
  * what fetch raises), before anything leaves; every other call, and every
- * call outside a run, goes through the global fetch untouched.
+ * call outside a run, goes through untouched.
  */
-export const providerFetch: typeof fetch = async (input, init) => {
-  const run = currentRun();
-  if (run && (await isArmed("providerDown", run))) {
-    throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED (the lab's provider is down)"), { code: "ECONNREFUSED" }) });
-  }
-  return fetch(input, init);
-};
+export const outageTransport =
+  (next: typeof fetch): typeof fetch =>
+  async (input, init) => {
+    const run = currentRun();
+    if (run && (await isArmed("providerDown", run))) {
+      throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED (the lab's provider is down)"), { code: "ECONNREFUSED" }) });
+    }
+    return next(input, init);
+  };
 
 /** The provider is back for the run: its calls reach the provider again. Says whether it was down. */
 export async function bringProviderBack(run: LabRun): Promise<boolean> {

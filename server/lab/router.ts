@@ -1,6 +1,7 @@
 /**
- * The failure lab's procedures, demo mode only: every one of them answers
- * 404 while demo mode is off, as if it did not exist. `start` opens a run
+ * The failure lab's procedures, demo mode only (`enabled`, as the
+ * composition root says): every one of them answers 404 while it is off, as
+ * if it did not exist. `start` opens a run
  * (and arms the scenario's simulations for it), the twin pays and receives
  * webhooks without idempotency, `deliverWebhookTwice` has the provider send
  * one event twice at once, and `report` counts what the run really did.
@@ -10,7 +11,7 @@ import { z } from "zod";
 import { DEMO_TENANT } from "../../db/seed";
 import { payments } from "../../db/schema";
 import { DomainError, toTRPCError } from "../errors";
-import { env, isDemoMode } from "../env";
+import { env } from "../env";
 import { strictInput } from "../input";
 import { amountSchema, formatMinor } from "../money";
 import { destinationSchema } from "../payments/present";
@@ -28,12 +29,6 @@ import { LAB_SCENARIOS, labKeyOf, LabTarget, scenarioById } from "./scenarios";
 
 const notFound = () => toTRPCError(new DomainError("not-found", 404, "There is no such procedure."));
 
-/** Exists only in demo mode: the lab's switches and its unprotected twin are never reachable elsewhere. */
-const demoProcedure = publicProcedure.use(({ next }) => {
-  if (!isDemoMode()) throw notFound();
-  return next({ ctx: { tenantId: DEMO_TENANT.id } });
-});
-
 const runInput = strictInput({ runId: z.string().regex(/^[A-Za-z0-9]{1,32}$/) });
 
 async function runOf(id: string): Promise<LabRun> {
@@ -44,79 +39,87 @@ async function runOf(id: string): Promise<LabRun> {
 
 const eventIdOf = (run: LabRun) => `evt_lab_${run.id}`;
 
-export const labRouter = router({
-  start: demoProcedure
-    .input(strictInput({ scenario: z.enum(LAB_SCENARIOS.map((s) => s.id) as [string, ...string[]]), target: z.enum([LabTarget.Protected, LabTarget.Naive]) }))
-    .mutation(async ({ input }) => {
-      const run = await createRun(scenarioById(input.scenario)!, input.target);
-      return { runId: run.id, key: labKeyOf(run.id), destination: run.scenario.destination };
+export function createLabRouter(enabled: () => boolean) {
+  /** Exists only in demo mode: the lab's switches and its unprotected twin are never reachable elsewhere. */
+  const demoProcedure = publicProcedure.use(({ next }) => {
+    if (!enabled()) throw notFound();
+    return next({ ctx: { tenantId: DEMO_TENANT.id } });
+  });
+
+  return router({
+    start: demoProcedure
+      .input(strictInput({ scenario: z.enum(LAB_SCENARIOS.map((s) => s.id) as [string, ...string[]]), target: z.enum([LabTarget.Protected, LabTarget.Naive]) }))
+      .mutation(async ({ input }) => {
+        const run = await createRun(scenarioById(input.scenario)!, input.target);
+        return { runId: run.id, key: labKeyOf(run.id), destination: run.scenario.destination };
+      }),
+
+    /** The checkout without a key. Only inside a lab run (the Lab-Run header), so it is never a general way to pay. */
+    naivePay: demoProcedure
+      .input(strictInput({ items: z.array(z.strictObject({ sku: z.string().min(1).max(64), quantity: z.number().int().min(1).max(99) })).min(1).max(50), destination: destinationSchema }))
+      .mutation(({ ctx, input }) => {
+        const run = currentRun();
+        if (!run || run.target !== LabTarget.Naive) throw notFound();
+        return naivePay(ctx.db, run, ctx.tenantId, input);
+      }),
+
+    /**
+     * The twin's webhook receiver: signed by the provider like the real one, it
+     * takes only the events of a naive lab run about that run's own payments,
+     * and applies each delivery.
+     */
+    naiveWebhook: demoProcedure
+      .use(({ ctx, next }) => {
+        checkSignature(ctx);
+        return next();
+      })
+      .input(z.object({ id: z.string().regex(/^evt_lab_[A-Za-z0-9]{1,32}$/), type: z.literal("charge.refunded"), data: z.object({ paymentId: z.string().max(64), amount: amountSchema }) }))
+      .mutation(async ({ ctx, input }) => {
+        const run = await findRun(input.id.slice("evt_lab_".length));
+        if (!run || run.target !== LabTarget.Naive || !(await naivePaymentIdsOf(run)).includes(input.data.paymentId)) throw notFound();
+        await naiveWebhook(ctx.db, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
+        recordStep(Lane.Provider, Lane.App, `webhook ${input.id} applied (the twin keeps no record of events)`, run);
+        return { received: true as const };
+      }),
+
+    /** Refunds a quarter of the run's payment at the provider, then has the provider deliver the refund event twice at once. */
+    deliverWebhookTwice: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => {
+      const run = await runOf(input.runId);
+      const [paymentId] = await paymentIdsOf(ctx.db, run, ctx.tenantId);
+      const [payment] = paymentId ? await ctx.db.select().from(payments).where(eq(payments.id, paymentId)) : [];
+      if (!payment?.pspChargeId) throw toTRPCError(new DomainError("lab-no-payment", 409, "The run has no charged payment to refund yet."));
+      const amount = Math.max(1, Math.floor(payment.amountMinor / 4));
+      const refund = await psp().refund(payment.pspChargeId, amount, `lab-refund-${run.id}`);
+      if (refund.kind !== "ok") throw toTRPCError(new DomainError("lab-refund-failed", 502, "The provider did not refund."));
+      recordStep(Lane.App, Lane.Provider, `refund ${formatMinor(amount)} ${payment.currency} at the provider`, run);
+      const receivers = webhookReceivers(`http://127.0.0.1:${env.PORT}`);
+      const url = run.target === LabTarget.Naive ? receivers.twin : receivers.provider;
+      const event = { id: eventIdOf(run), type: "charge.refunded", data: { paymentId: payment.id, amount: formatMinor(amount) } };
+      const body = JSON.stringify({ url, event });
+      const deliver = async (n: number) => {
+        recordStep(Lane.Provider, Lane.App, `webhook ${event.id} delivery ${n} sent`, run);
+        // The stand-in's control route takes only requests signed with the shared secret.
+        const res = await fetch(`${pspUrl()}/webhooks/send`, {
+          method: "POST",
+          headers: { "content-type": "application/json", [CONTROL_SIGNATURE_HEADER]: signWebhook(body, env.PSP_WEBHOOK_SECRET) },
+          body,
+        });
+        const answer = (await res.json()) as { status?: number };
+        recordStep(Lane.App, Lane.Provider, `webhook delivery ${n} answered ${answer.status ?? res.status}`, run);
+      };
+      await Promise.all([deliver(1), deliver(2)]);
+      return { eventId: event.id, deliveries: 2 };
     }),
 
-  /** The checkout without a key. Only inside a lab run (the Lab-Run header), so it is never a general way to pay. */
-  naivePay: demoProcedure
-    .input(strictInput({ items: z.array(z.strictObject({ sku: z.string().min(1).max(64), quantity: z.number().int().min(1).max(99) })).min(1).max(50), destination: destinationSchema }))
-    .mutation(({ ctx, input }) => {
-      const run = currentRun();
-      if (!run || run.target !== LabTarget.Naive) throw notFound();
-      return naivePay(ctx.db, run, ctx.tenantId, input);
+    /** Provider down for good: the completer's rounds for the run's key, on the lab's budget, until the key needs attention. */
+    untilAttention: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => completeUntilAttention(ctx, await runOf(input.runId), ctx.tenantId)),
+
+    providerBack: demoProcedure.input(runInput).mutation(async ({ input }) => ({ wasDown: await bringProviderBack(await runOf(input.runId)) })),
+
+    report: demoProcedure.input(runInput).query(async ({ ctx, input }) => {
+      const run = await runOf(input.runId);
+      const key = run.target === LabTarget.Protected ? labKeyOf(run.id) : null;
+      return { scenario: run.scenario.id, target: run.target, tenantId: ctx.tenantId, key, attention: key ? await attentionOf(ctx.sql, run, ctx.tenantId) : null, counts: await countRun(ctx.db, run, ctx.tenantId), steps: await stepsOf(run) };
     }),
-
-  /**
-   * The twin's webhook receiver: signed by the provider like the real one, it
-   * takes only the events of a naive lab run about that run's own payments,
-   * and applies each delivery.
-   */
-  naiveWebhook: demoProcedure
-    .use(({ ctx, next }) => {
-      checkSignature(ctx);
-      return next();
-    })
-    .input(z.object({ id: z.string().regex(/^evt_lab_[A-Za-z0-9]{1,32}$/), type: z.literal("charge.refunded"), data: z.object({ paymentId: z.string().max(64), amount: amountSchema }) }))
-    .mutation(async ({ ctx, input }) => {
-      const run = await findRun(input.id.slice("evt_lab_".length));
-      if (!run || run.target !== LabTarget.Naive || !(await naivePaymentIdsOf(run)).includes(input.data.paymentId)) throw notFound();
-      await naiveWebhook(ctx.db, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
-      recordStep(Lane.Provider, Lane.App, `webhook ${input.id} applied (the twin keeps no record of events)`, run);
-      return { received: true as const };
-    }),
-
-  /** Refunds a quarter of the run's payment at the provider, then has the provider deliver the refund event twice at once. */
-  deliverWebhookTwice: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => {
-    const run = await runOf(input.runId);
-    const [paymentId] = await paymentIdsOf(ctx.db, run, ctx.tenantId);
-    const [payment] = paymentId ? await ctx.db.select().from(payments).where(eq(payments.id, paymentId)) : [];
-    if (!payment?.pspChargeId) throw toTRPCError(new DomainError("lab-no-payment", 409, "The run has no charged payment to refund yet."));
-    const amount = Math.max(1, Math.floor(payment.amountMinor / 4));
-    const refund = await psp().refund(payment.pspChargeId, amount, `lab-refund-${run.id}`);
-    if (refund.kind !== "ok") throw toTRPCError(new DomainError("lab-refund-failed", 502, "The provider did not refund."));
-    recordStep(Lane.App, Lane.Provider, `refund ${formatMinor(amount)} ${payment.currency} at the provider`, run);
-    const receivers = webhookReceivers(`http://127.0.0.1:${env.PORT}`);
-    const url = run.target === LabTarget.Naive ? receivers.twin : receivers.provider;
-    const event = { id: eventIdOf(run), type: "charge.refunded", data: { paymentId: payment.id, amount: formatMinor(amount) } };
-    const body = JSON.stringify({ url, event });
-    const deliver = async (n: number) => {
-      recordStep(Lane.Provider, Lane.App, `webhook ${event.id} delivery ${n} sent`, run);
-      // The stand-in's control route takes only requests signed with the shared secret.
-      const res = await fetch(`${pspUrl()}/webhooks/send`, {
-        method: "POST",
-        headers: { "content-type": "application/json", [CONTROL_SIGNATURE_HEADER]: signWebhook(body, env.PSP_WEBHOOK_SECRET) },
-        body,
-      });
-      const answer = (await res.json()) as { status?: number };
-      recordStep(Lane.App, Lane.Provider, `webhook delivery ${n} answered ${answer.status ?? res.status}`, run);
-    };
-    await Promise.all([deliver(1), deliver(2)]);
-    return { eventId: event.id, deliveries: 2 };
-  }),
-
-  /** Provider down for good: the completer's rounds for the run's key, on the lab's budget, until the key needs attention. */
-  untilAttention: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => completeUntilAttention(ctx.sql, await runOf(input.runId), ctx.tenantId)),
-
-  providerBack: demoProcedure.input(runInput).mutation(async ({ input }) => ({ wasDown: await bringProviderBack(await runOf(input.runId)) })),
-
-  report: demoProcedure.input(runInput).query(async ({ ctx, input }) => {
-    const run = await runOf(input.runId);
-    const key = run.target === LabTarget.Protected ? labKeyOf(run.id) : null;
-    return { scenario: run.scenario.id, target: run.target, tenantId: ctx.tenantId, key, attention: key ? await attentionOf(ctx.sql, run, ctx.tenantId) : null, counts: await countRun(ctx.db, run, ctx.tenantId), steps: await stepsOf(run) };
-  }),
-});
+  });
+}

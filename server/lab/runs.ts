@@ -31,8 +31,12 @@ export type LabStep = {
   label: string;
 };
 
-/** What a request needs of its run; the rest (faults, counts, steps) is read from the database when used. */
-export type LabRun = { id: string; scenario: LabScenario; target: LabTarget; startedMs: number };
+/**
+ * What a request needs of its run: `faults` as armed when the request
+ * joined it (which runtime its key is claimed with); whether a switch fires
+ * is decided in the database when used (takeFault), as are counts and steps.
+ */
+export type LabRun = { id: string; scenario: LabScenario; target: LabTarget; startedMs: number; faults: LabFaults };
 
 /** Runs older than this are deleted when a new one starts: a demo's runs are read within minutes. */
 const KEEP_RUNS_MS = 24 * 60 * 60 * 1000;
@@ -55,7 +59,7 @@ const nowMs = () => performance.timeOrigin + performance.now();
 
 /** A new run; a 429 once `limits.perMinute` runs started within the last minute. */
 export async function createRun(scenario: LabScenario, target: LabTarget, limits: LabRunLimits = LAB_RUN_LIMITS): Promise<LabRun> {
-  const run: LabRun = { id: randomBytes(9).toString("base64url").replace(/[-_]/g, "x"), scenario, target, startedMs: nowMs() };
+  const run: LabRun = { id: randomBytes(9).toString("base64url").replace(/[-_]/g, "x"), scenario, target, startedMs: nowMs(), faults: scenario.faults };
   await database().sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${START_LOCK})`;
     const [recent] = await tx<{ n: number }[]>`select count(*)::int as n from lab_runs where created_at > now() - interval '1 minute'`;
@@ -72,9 +76,11 @@ export async function createRun(scenario: LabScenario, target: LabTarget, limits
 }
 
 export async function findRun(id: string): Promise<LabRun | undefined> {
-  const [row] = await database().sql<{ scenario: string; target: LabTarget; started_ms: number }[]>`select scenario, target, started_ms from lab_runs where id = ${id}`;
+  // JSON as text: the pool is shared with Drizzle, whose parsers pass json through unparsed.
+  const [row] = await database().sql<{ scenario: string; target: LabTarget; started_ms: number; faults: string }[]>`
+    select scenario, target, started_ms, faults::text as faults from lab_runs where id = ${id}`;
   const scenario = row && scenarioById(row.scenario);
-  return scenario ? { id, scenario, target: row.target, startedMs: row.started_ms } : undefined;
+  return scenario ? { id, scenario, target: row.target, startedMs: row.started_ms, faults: JSON.parse(row.faults) as LabFaults } : undefined;
 }
 
 /** Runs `fn` as part of `run`: everything it awaits records into the run and sees its switches. */

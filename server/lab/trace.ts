@@ -1,17 +1,21 @@
 /**
- * What the lab's sequence diagram is drawn from: the app's own events,
- * turned into steps of the current lab run as they happen. Each function is
- * a no-op outside a lab run, so production paths pay one AsyncLocalStorage
- * lookup and nothing else.
+ * What the lab's sequence diagram is drawn from: the app's own events, as
+ * its ports report them (the middleware's onEvent, the provider client's
+ * observer, the ledger's onMovement, the completer's attempts), turned into
+ * steps of the current lab run as they happen. Each function is a no-op
+ * outside a lab run, so production paths pay one AsyncLocalStorage lookup
+ * and nothing else.
  */
-import { REPLAYED_HEADER, type IdempotencyEvent, type RecoverableHandle } from "../idempotency";
+import { IdempotencyEventType, REPLAYED_HEADER, type IdempotencyEvent, type ResponseSink } from "../idempotency";
+import type { Movement } from "../ledger/post";
 import type { ObservedCall as ProviderCall } from "../psp/client";
-import { isDemoMode } from "../env";
-import { currentRun, findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";
+import { findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";
 import { labKeyOf } from "./scenarios";
 
-/** A key event, as the database decided it (claim, replay, conflict, takeover…). */
+/** A key event, as the database decided it (claim, replay, conflict, takeover, a phase committed or skipped…). */
 export function traceKeyEvent(e: IdempotencyEvent): void {
+  if (e.type === IdempotencyEventType.PhaseCommitted) return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" committed (recovery point)`);
+  if (e.type === IdempotencyEventType.PhaseSkipped) return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" skipped: committed by an earlier attempt`);
   if (e.waitedMs !== undefined) {
     // Drawn where the wait began, so the steps of the holder it waited for fall inside it.
     recordStep(Lane.App, Lane.Database, `waited ${e.waitedMs} ms for the key's lock`, undefined, e.waitedMs);
@@ -32,36 +36,10 @@ export function traceProviderCall(call: ProviderCall): void {
   recordStep(Lane.Provider, Lane.App, answer);
 }
 
-/** A ledger movement committed with its business change. */
-export function traceLedgerMovement(kind: string, amountMinor: number, currency: string): void {
-  recordStep(Lane.App, Lane.Database, `ledger movement: ${kind} ${(amountMinor / 100).toFixed(2)} ${currency}`);
-}
-
-/** A webhook delivery reaches the app in a request of the provider's, not the run's: the lab's event ids name their run (demo mode only). */
-export function traceWebhook(eventId: string, duplicate: boolean): void {
-  const run = isDemoMode() && eventId.startsWith("evt_lab_") ? { id: eventId.slice("evt_lab_".length) } : undefined;
-  recordStep(Lane.Provider, Lane.App, `webhook ${eventId} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`, run);
-}
-
-/**
- * The handle with its phases recorded: a committed phase is a recovery
- * point, and a phase an earlier attempt committed is skipped (the takeover
- * resumes after it). Outside a lab run the handle is returned as it is.
- */
-export function tracedPhases<TTx>(h: RecoverableHandle<TTx>): RecoverableHandle<TTx> {
-  if (!currentRun()) return h;
-  // Inherits from the handle, so its live fields (recoveryPoint) read through.
-  const traced = Object.create(h) as RecoverableHandle<TTx>;
-  traced.phase = async (name, fn) => {
-    let ran = false;
-    const value = await h.phase(name, (tx) => {
-      ran = true;
-      return fn(tx);
-    });
-    recordStep(Lane.App, Lane.Database, ran ? `phase "${name}" committed (recovery point)` : `phase "${name}" skipped: committed by an earlier attempt`);
-    return value;
-  };
-  return traced;
+/** A ledger movement, written with its business change. */
+export function traceLedgerMovement(m: Movement & { amountMinor: number }): void {
+  const kind = m.lines.map((l) => `${l.direction} ${l.account}`).join(", ");
+  recordStep(Lane.App, Lane.Database, `ledger movement: ${kind} ${(m.amountMinor / 100).toFixed(2)} ${m.currency}`);
 }
 
 const LAB_KEY_PREFIX = labKeyOf("");
@@ -73,9 +51,9 @@ const LAB_KEY_PREFIX = labKeyOf("");
  * before the browser came back tells its whole story. `response` is what the
  * attempt answered (status, and whether it was a replay).
  */
-export async function traceCompleterAttempt<T>(key: string, response: { status?: number; headers: Headers }, attempt: () => Promise<T>): Promise<T> {
+export async function traceCompleterAttempt<T>(enabled: () => boolean, key: string, response: ResponseSink, attempt: () => Promise<T>): Promise<T> {
   // The prefix first: outside the lab (every real key) nothing else is looked at.
-  const run = key.startsWith(LAB_KEY_PREFIX) && isDemoMode() ? await findRun(key.slice(LAB_KEY_PREFIX.length)) : undefined;
+  const run = key.startsWith(LAB_KEY_PREFIX) && enabled() ? await findRun(key.slice(LAB_KEY_PREFIX.length)) : undefined;
   if (!run) return attempt();
   return withinRun(run, async () => {
     recordStep(Lane.Completer, Lane.App, "completer takes the key up: its lease ran out with no client finishing it");

@@ -7,7 +7,7 @@
 import type { Db } from "../../db/client";
 import { ledgerEntries } from "../../db/schema";
 import { newId } from "../ids";
-import { traceLedgerMovement } from "../lab/trace";
+import { createPort } from "../ports";
 
 export type LedgerLine = { account: string; direction: "debit" | "credit"; amountMinor: number };
 
@@ -34,6 +34,10 @@ export const Book = {
   customerBalance: (accountId: string) => `customer_balance:${accountId}`,
 } as const;
 
+/** Every movement written (not yet committed: it commits with the caller's transaction). */
+const movements = createPort<Movement & { transactionId: string; amountMinor: number }>("ledger.onMovement");
+export const onMovement = movements.subscribe;
+
 export async function postMovement(tx: Db, m: Movement): Promise<string> {
   const debits = m.lines.filter((l) => l.direction === "debit").reduce((s, l) => s + l.amountMinor, 0);
   const credits = m.lines.filter((l) => l.direction === "credit").reduce((s, l) => s + l.amountMinor, 0);
@@ -55,7 +59,7 @@ export async function postMovement(tx: Db, m: Movement): Promise<string> {
       ...m.links,
     })),
   );
-  traceLedgerMovement(`${m.lines.map((l) => `${l.direction} ${l.account}`).join(", ")}`, debits, m.currency);
+  movements.emit({ ...m, transactionId, amountMinor: debits });
   return transactionId;
 }
 

@@ -11,7 +11,6 @@ import { orders, payments, PaymentStatus, coupons } from "../../db/schema";
 import { PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
 import type { RecoverableHandle } from "../idempotency";
 import { Book, postMovement, transfer } from "../ledger/post";
-import { crashPointAfterCharge } from "../lab/faults";
 import { psp } from "./provider";
 
 type Settled = { outcome: "charged" } | { outcome: "declined"; reason: string; message: string };
@@ -24,8 +23,6 @@ export async function chargeAndRecord(
     { amount: p.amountMinor, currency: p.currency, destination: p.destination, capture: p.capture, reference: p.paymentId },
     h.downstreamKey,
   );
-  // The failure lab's simulated crash (demo mode, armed per lab run): the charge exists, the worker stops here.
-  await crashPointAfterCharge(h);
   if (result.kind === "unknown") {
     throw new UpstreamUnavailableError("The payment provider did not answer; the payment is pending. Retry with the same Idempotency-Key to finish it.", { cause: result.cause });
   }

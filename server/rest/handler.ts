@@ -6,14 +6,13 @@
  * stored, so a replay is byte-identical to the first answer (plus
  * `Idempotent-Replayed: true`).
  */
-import { createContextInner, type ResponseSink } from "../context";
+import type { ContextOptions } from "../context";
 import { DomainError, publicProblem } from "../errors";
-import { appRouter } from "../root";
-import { createCallerFactory } from "../trpc";
+import type { ResponseSink } from "../idempotency";
+import type { ProcedureRegistry } from "../registry";
 import { readJsonBody } from "./body";
 import { problemResponse, send } from "./respond";
-import { buildRoutes, matchRoute } from "./routes";
-import type { AnyRouter } from "@trpc/server";
+import { buildRoutes, matchRoute, type Route } from "./routes";
 
 /** A query string as input fields; a parameter given twice is refused like a duplicate JSON key, not decided by order. */
 function queryFields(params: URLSearchParams): Record<string, string> {
@@ -27,19 +26,23 @@ function queryFields(params: URLSearchParams): Record<string, string> {
   return Object.fromEntries(params);
 }
 
+type Entrance<TCtx> = { registry: ProcedureRegistry<TCtx>; createContext: (options: ContextOptions) => Promise<TCtx> };
+
 /**
- * A fetch handler for `router`'s procedures that have `meta.rest`. `prefix` is
- * the mount point ("/api"); the rest of the path selects the procedure.
+ * A fetch handler for the registered procedures that have `meta.rest`.
+ * `prefix` is the mount point ("/api"); the rest of the path selects the procedure.
  */
-export function createRestHandler(router: AnyRouter, prefix = "/api") {
-  const routes = buildRoutes(router);
-  const createCaller = createCallerFactory(router);
-  return (req: Request) => handle(req, prefix, routes, createCaller);
+export function createRestHandler<TCtx>({ registry, createContext }: Entrance<TCtx>, prefix = "/api") {
+  const routes = buildRoutes(registry.procedures);
+  return (req: Request) => handle(req, prefix, routes, (options, path, input) => createContext(options).then((ctx) => registry.call(ctx, path, input)));
 }
 
-export const handleRest = createRestHandler(appRouter);
-
-async function handle(req: Request, prefix: string, routes: ReturnType<typeof buildRoutes>, createCaller: (ctx: never) => unknown): Promise<Response> {
+async function handle(
+  req: Request,
+  prefix: string,
+  routes: Route[],
+  call: (options: ContextOptions, path: string, input: unknown) => Promise<unknown>,
+): Promise<Response> {
   const url = new URL(req.url);
   const path = url.pathname.slice(prefix.length) || "/";
   let match: ReturnType<typeof matchRoute>;
@@ -74,9 +77,7 @@ async function handle(req: Request, prefix: string, routes: ReturnType<typeof bu
       });
     }
     const input = { ...fields, ...params };
-    const ctx = await createContextInner({ headers: req.headers, response: sink, rawBody });
-    const call = route.procedure.split(".").reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], createCaller(ctx as never)) as (i: unknown) => Promise<unknown>;
-    const output = await call(input);
+    const output = await call({ headers: req.headers, response: sink, rawBody }, route.procedure, input);
     if (sink.body !== undefined) return send(sink.status ?? 200, sink.body, sink.headers);
     return send(route.rest.status ?? 200, JSON.stringify(output), sink.headers);
   } catch (error) {

@@ -1,6 +1,6 @@
-/** The OpenAPI 3.1 document of the REST surface, generated from the router's schemas and meta. */
+/** The OpenAPI 3.1 document of the REST surface, generated from the registered procedures' schemas and meta. */
 import { z } from "zod";
-import { appRouter } from "../root";
+import type { RegisteredProcedure } from "../registry";
 import { buildRoutes, type Route } from "./routes";
 
 type JsonSchema = Record<string, unknown>;
@@ -17,7 +17,7 @@ const problem = (description: string) => ({
 });
 
 function operation(route: Route) {
-  const input = toSchema(route.def.inputs[0], "input");
+  const input = toSchema(route.input, "input");
   const properties = { ...((input.properties as Record<string, JsonSchema>) ?? {}) };
   const required = new Set((input.required as string[]) ?? []);
   const parameters: unknown[] = route.params.map((name) => {
@@ -43,7 +43,7 @@ function operation(route: Route) {
   const responses: Record<string, unknown> = {
     [status]: {
       description: route.idempotent ? "Success. A replay answers with the same status and bytes, plus `Idempotent-Replayed: true`." : "Success.",
-      content: { "application/json": { schema: toSchema((route.def as { output?: unknown }).output, "output") } },
+      content: { "application/json": { schema: toSchema(route.output, "output") } },
     },
     "400": problem("Malformed request or Idempotency-Key; nothing was stored."),
     "401": problem("Missing or unknown API token."),
@@ -64,9 +64,9 @@ function operation(route: Route) {
   };
 }
 
-export function openApiDocument() {
+export function openApiDocument(procedures: RegisteredProcedure[]) {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of buildRoutes(appRouter)) {
+  for (const route of buildRoutes(procedures)) {
     (paths[route.rest.path] ??= {})[route.rest.method.toLowerCase()] = operation(route);
   }
   return {

@@ -1,10 +1,10 @@
 /**
- * The REST surface is derived from the tRPC router: every procedure with
- * `meta.rest` is reachable at `/api<path>`, with `{param}` segments and the
- * query string (GET) or the JSON body (POST) as its input.
+ * The REST surface is derived from the procedure registry: every procedure
+ * with `meta.rest` is reachable at `/api<path>`, with `{param}` segments and
+ * the query string (GET) or the JSON body (POST) as its input.
  */
-import type { AnyProcedure, AnyRouter } from "@trpc/server";
-import type { Meta, RestMeta } from "../trpc";
+import type { RegisteredProcedure } from "../registry";
+import type { RestMeta } from "../trpc";
 
 export type Route = {
   procedure: string;
@@ -12,21 +12,20 @@ export type Route = {
   idempotent: boolean;
   pattern: RegExp;
   params: string[];
-  def: AnyProcedure["_def"];
+  input: RegisteredProcedure["input"];
+  output: unknown;
 };
 
-export function buildRoutes(appRouter: AnyRouter): Route[] {
+export function buildRoutes(procedures: RegisteredProcedure[]): Route[] {
   const routes: Route[] = [];
-  const procedures = appRouter._def.procedures as Record<string, AnyProcedure>;
-  for (const [procedure, proc] of Object.entries(procedures)) {
-    const meta = proc._def.meta as Meta | undefined;
-    if (!meta?.rest) continue;
+  for (const { path: procedure, meta, input, output } of procedures) {
+    if (!meta.rest) continue;
     const params: string[] = [];
     const source = meta.rest.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, (_, name: string) => {
       params.push(name);
       return "([^/]+)";
     });
-    routes.push({ procedure, rest: meta.rest, idempotent: meta.idempotent === true, pattern: new RegExp(`^${source}$`), params, def: proc._def });
+    routes.push({ procedure, rest: meta.rest, idempotent: meta.idempotent === true, pattern: new RegExp(`^${source}$`), params, input, output });
   }
   return routes;
 }

@@ -17,7 +17,6 @@ import { DomainError, toTRPCError } from "../errors";
 import { env } from "../env";
 import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
-import { traceWebhook } from "../lab/trace";
 import { amountSchema } from "../money";
 import { publicProcedure, router } from "../trpc";
 
@@ -87,7 +86,6 @@ export const webhooksRouter = router({
         });
         return false;
       });
-      traceWebhook(input.id, duplicate);
       return { received: true as const, duplicate };
     }),
 });

@@ -9,7 +9,7 @@ import { TRPCError } from "@trpc/server";
 import { describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { env } from "../../server/env";
-import { completeDueKeys } from "../../server/keys/completer";
+import { completer } from "../../server/app";
 import { flushEvents } from "../../server/keys/events";
 import { newKey, newTenant } from "../support/api";
 import { freePort } from "../support/database";
@@ -91,7 +91,7 @@ describe("needs attention", () => {
     env.PSP_URL = `http://127.0.0.1:${await freePort()}`;
     try {
       for (let i = 0; i < 20; i++) {
-        await completeDueKeys({ tenantId: tenant.id, maxAttempts: 2, backoffMs: 10, maxBackoffMs: 20 });
+        await completer.completeDueKeys({ tenantId: tenant.id, maxAttempts: 2, backoffMs: 10, maxBackoffMs: 20 });
         const [row] = await database().sql<{ gave_up: boolean }[]>`
           select completer_gave_up_at is not null as gave_up from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`;
         if (row!.gave_up) break;

@@ -8,7 +8,7 @@
 import { inject, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { downstreamKeyOf, generation } from "../../server/idempotency";
-import { completeDueKeys } from "../../server/keys/completer";
+import { completer } from "../../server/app";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, chargesFor, killOnceCharged, pay, payChild, paymentsForKey, withProviderDown } from "../payments/support";
 import { adminCaller } from "./support";
@@ -53,7 +53,7 @@ describe("admin.keys.get: where a payment stands", () => {
     expect(await standings(tenant, key)).toEqual([{ id: paymentId, standing: "charged_unrecorded", label: "charged at the provider, not recorded yet" }]);
     expect(await paymentsForKey(tenant.id, key)).toEqual([expect.objectContaining({ status: "pending", psp_charge_id: null })]);
 
-    await expect.poll(async () => (await completeDueKeys({ tenantId: tenant.id })).map((o) => o.outcome), { timeout: 10_000 }).toContain("completed");
+    await expect.poll(async () => (await completer.completeDueKeys({ tenantId: tenant.id })).map((o) => o.outcome), { timeout: 10_000 }).toContain("completed");
     expect(await standings(tenant, key)).toEqual([expect.objectContaining({ id: paymentId, standing: "charged" })]);
     expect(await chargesFor(paymentId)).toHaveLength(1);
   });

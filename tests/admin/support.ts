@@ -15,12 +15,12 @@
  * under a fresh name, so files running side by side never share one.
  */
 import { database } from "../../db/client";
-import { createContextInner, type Tenant } from "../../server/context";
+import { createCaller, createContextInner } from "../../server/app";
+import type { Tenant } from "../../server/context";
 import { randomUUID } from "node:crypto";
 import { addOperator, OperatorRole, type Operator } from "../../server/admin/operators";
 import { ADMIN_COOKIE, issueSession } from "../../server/admin/session";
 import type { KeyState } from "../../server/idempotency";
-import { createCaller } from "../../server/root";
 
 /** What the dashboard's own requests carry: its origin and JSON (admin mutations need both). */
 export const SAME_ORIGIN = { host: "app.test", origin: "http://app.test", "content-type": "application/json" };

@@ -8,7 +8,7 @@ import { describe, expect, inject, it } from "vitest";
 import { scratchClusterParent } from "../../db/cluster-home";
 import { startEmbeddedPostgres } from "../../db/embedded";
 import { runMigrations } from "../../db/migrate";
-import { handleRest } from "../../server/rest/handler";
+import { handleRest } from "../../server/app";
 import { freePort } from "../support/database";
 
 const run = promisify(execFile);

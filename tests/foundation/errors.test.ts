@@ -7,9 +7,8 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createContext } from "../../server/context";
 import { logger } from "../../server/logger";
-import { createRestHandler } from "../../server/rest/handler";
+import { createContextInner, restHandlerFor } from "../../server/app";
 import { publicProcedure, router } from "../../server/trpc";
 
 const SECRET_PARAM = "param-that-must-not-leak";
@@ -34,7 +33,7 @@ afterEach(() => {
 describe("an internal error", () => {
   it("over REST: 500 problem 'internal error' with a request id that the log has, and nothing else", async () => {
     const logged = vi.spyOn(logger, "error");
-    const res = await createRestHandler(brokenRouter)(new Request("http://test/api/broken"));
+    const res = await restHandlerFor(brokenRouter)(new Request("http://test/api/broken"));
     const text = await res.text();
     expect(res.status).toBe(500);
     expectNothingInternal(text);
@@ -47,7 +46,7 @@ describe("an internal error", () => {
 
   it("over tRPC: the same, in the error shape, without message, stack or cause", async () => {
     const logged = vi.spyOn(logger, "error");
-    const res = await fetchRequestHandler({ endpoint: "/api/trpc", req: new Request("http://test/api/trpc/broken"), router: brokenRouter, createContext });
+    const res = await fetchRequestHandler({ endpoint: "/api/trpc", req: new Request("http://test/api/trpc/broken"), router: brokenRouter, createContext: ({ req }) => createContextInner({ headers: req.headers }) });
     const text = await res.text();
     expect(res.status).toBe(500);
     expectNothingInternal(text);

@@ -21,11 +21,9 @@ import { schemaBehind } from "../../db/migrate";
 import { startDatabaseMonitor } from "../../db/monitor";
 import { pgBouncerBinary, startPgBouncer, type RunningPgBouncer } from "../../db/pgbouncer";
 import { CATALOG, seedDemo } from "../../db/seed";
-import { createContextInner } from "../../server/context";
+import { completer, createContextInner, idempotencyRuntime } from "../../server/app";
 import { openAppDatabase } from "../../server/database";
 import { createIdempotencyProcedures } from "../../server/idempotency";
-import { completeDueKeys } from "../../server/keys/completer";
-import { idempotencyRuntime } from "../../server/keys/runtime";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { createCallerFactory, router, tenantProcedure } from "../../server/trpc";
 import { ledgerFor, unbalancedTransactions } from "../support/api";
@@ -210,7 +208,7 @@ describe.skipIf(!installed)(`through PgBouncer in transaction mode, pool_size ${
     await new Promise((r) => setTimeout(r, 1_100));
     const outcomes = [];
     for (let round = 0; round < 50 && (await paymentsForKey(payer.id, key))[0]?.status !== "succeeded"; round++) {
-      const [a, b] = await Promise.all([completeDueKeys({ tenantId: payer.id, backoffMs: 20, maxBackoffMs: 100 }), completeDueKeys({ tenantId: payer.id, backoffMs: 20, maxBackoffMs: 100 })]);
+      const [a, b] = await Promise.all([completer.completeDueKeys({ tenantId: payer.id, backoffMs: 20, maxBackoffMs: 100 }), completer.completeDueKeys({ tenantId: payer.id, backoffMs: 20, maxBackoffMs: 100 })]);
       outcomes.push(...a, ...b);
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -1,8 +1,7 @@
 /** The REST surface's own answers: routing, methods, bodies, auth, OpenAPI — all problem+json where they fail. */
 import { describe, expect, it } from "vitest";
 import { GET as health } from "../../app/api/health/route";
-import { openApiDocument } from "../../server/rest/openapi";
-import { handleRest } from "../../server/rest/handler";
+import { handleRest, openApiDocument } from "../../server/app";
 
 const call = (path: string, init?: RequestInit) => handleRest(new Request(`http://t/api${path}`, init));
 

@@ -11,7 +11,7 @@ import { POST as trpcPost, GET as trpcGet } from "../../app/api/trpc/[trpc]/rout
 import { database } from "../../db/client";
 import { MAX_BODY_BYTES, duplicateKey } from "../../server/rest/body";
 import { env } from "../../server/env";
-import { handleRest } from "../../server/rest/handler";
+import { handleRest } from "../../server/app";
 import { PAYMENT, chargesFor, providerCharges } from "../payments/support";
 import { api, newKey, newTenant, type Tenant } from "../support/api";
 

@@ -13,7 +13,7 @@ import type { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { responseMeta } from "../../app/api/trpc/[trpc]/response-meta";
 import { database } from "../../db/client";
-import { createContextInner } from "../../server/context";
+import { createContextInner } from "../../server/app";
 import { acquire, Decision, fingerprint, type Attempt } from "../../server/idempotency";
 import { trpcError } from "../support/api";
 import { caller, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, testRouter, uniqueKey, type TestTenant } from "./fixture";

@@ -9,12 +9,10 @@ import { integer, pgTable, serial, text, timestamp } from "drizzle-orm/pg-core";
 import { inject } from "vitest";
 import { z } from "zod";
 import { database } from "../../db/client";
-import { createContextInner } from "../../server/context";
 import { DomainError } from "../../server/errors";
 import { createIdempotencyProcedures, type IdempotencyEvent, type RecoverableHandle } from "../../server/idempotency";
 import { flushEvents } from "../../server/keys/events";
-import { idempotencyRuntime } from "../../server/keys/runtime";
-import { createRestHandler } from "../../server/rest/handler";
+import { createContextInner, idempotencyRuntime, restHandlerFor } from "../../server/app";
 import type { Tenant as TestTenant } from "../support/api";
 import type { Db } from "../../db/client";
 import { createCallerFactory, idempotentProcedure, recoverableProcedure, router, tenantProcedure, type RestMeta } from "../../server/trpc";
@@ -121,7 +119,7 @@ export const testRouter = router({
 });
 
 const createCaller = createCallerFactory(testRouter);
-export const restHandler = createRestHandler(testRouter, "/api");
+export const restHandler = restHandlerFor(testRouter);
 
 /** A tRPC caller as the tenant, sending `key` (or no key) as Idempotency-Key. */
 export async function caller(tenant: TestTenant, key?: string) {

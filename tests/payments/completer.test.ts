@@ -14,7 +14,8 @@ import net from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
 import { database } from "../../db/client";
-import { completeDueKeys, settleWithinMs, type KeyOutcome, type RunOptions } from "../../server/keys/completer";
+import { completer } from "../../server/app";
+import { settleWithinMs, type KeyOutcome, type RunOptions } from "../../server/keys/completer";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, barrier, ledgerFor, newKey, newTenant, unbalancedTransactions, type Tenant } from "../support/api";
 import { abandonedPayment, chargesFor, expectCaptureMovement, killOnceCharged, pay, payChild, paymentsForKey, providerCharges, sleep, withProviderDown } from "./support";
@@ -50,7 +51,7 @@ async function completeUntilSettled(tenantId: string, key: string, options: RunO
   const seen: KeyOutcome[] = [];
   const deadline = Date.now() + 30_000;
   for (;;) {
-    seen.push(...(await completeDueKeys({ ...FAST, ...options, tenantId })));
+    seen.push(...(await completer.completeDueKeys({ ...FAST, ...options, tenantId })));
     const row = await completerRow(tenantId, key);
     if (row.state !== "in_progress" || row.needs_attention) return seen;
     expect(Date.now(), `the completer never finished ${key}: ${JSON.stringify(seen)}`).toBeLessThan(deadline);
@@ -149,7 +150,7 @@ describe("the completer finishes payments whose client never came back", () => {
     while (!holder.output().includes("finished")) {
       expect(holder.child.exitCode, holder.output()).toBeNull();
       expect(Date.now(), "the holder never finished").toBeLessThan(deadline);
-      outcomes.push(...(await completeDueKeys({ ...FAST, tenantId: tenant.id })));
+      outcomes.push(...(await completer.completeDueKeys({ ...FAST, tenantId: tenant.id })));
       await sleep(25);
     }
     expect(outcomes).toEqual([]);
@@ -165,7 +166,7 @@ describe("the completer finishes payments whose client never came back", () => {
     const pending = await abandonedPayment(tenant, key, body);
     await withProviderDown(async () => {
       for (let round = 0; round < 4; ) {
-        const outcomes = await completeDueKeys({ ...FAST, tenantId: tenant.id });
+        const outcomes = await completer.completeDueKeys({ ...FAST, tenantId: tenant.id });
         for (const o of outcomes) expect(o).toMatchObject({ outcome: "retry_later" });
         round += outcomes.length;
         await sleep(30);
@@ -193,7 +194,7 @@ describe("the completer finishes payments whose client never came back", () => {
     expect(row).toMatchObject({ state: "in_progress", completer_attempts: 2, needs_attention: true });
     expect(row.completer_error).toMatch(/provider/i);
     // Given up: later rounds leave it alone.
-    expect(await completeDueKeys({ ...FAST, tenantId: tenant.id })).toEqual([]);
+    expect(await completer.completeDueKeys({ ...FAST, tenantId: tenant.id })).toEqual([]);
     expect(await chargesFor(pending.id)).toHaveLength(0);
   });
 
@@ -205,7 +206,7 @@ describe("the completer finishes payments whose client never came back", () => {
     await database().sql`
       update idempotency_keys set request = replace(request, '"currency"', '"currencyCode"')
       where tenant_id = ${tenant.id} and key = ${key}`;
-    const outcomes = await completeDueKeys({ ...FAST, tenantId: tenant.id });
+    const outcomes = await completer.completeDueKeys({ ...FAST, tenantId: tenant.id });
     expect(outcomes).toEqual([expect.objectContaining({ outcome: "needs_attention", detail: expect.stringContaining("no longer parses") })]);
     const row = await completerRow(tenant.id, key);
     expect(row).toMatchObject({ state: "in_progress", fence: "1", needs_attention: true });
@@ -221,8 +222,8 @@ describe("the completer finishes payments whose client never came back", () => {
       const pending = await abandonedPayment(tenant, key, body);
       const arrive = barrier(3);
       const [a, b, client] = await Promise.all([
-        arrive().then(() => completeDueKeys({ ...FAST, tenantId: tenant.id, key })),
-        arrive().then(() => completeDueKeys({ ...FAST, tenantId: tenant.id, key })),
+        arrive().then(() => completer.completeDueKeys({ ...FAST, tenantId: tenant.id, key })),
+        arrive().then(() => completer.completeDueKeys({ ...FAST, tenantId: tenant.id, key })),
         arrive().then(() => pay(tenant, key, body)),
       ]);
       const row = await completerRow(tenant.id, key);

@@ -7,8 +7,7 @@
  * argv: <tenant id> <idempotency key> <amount> [destination, default acct_test_slow]
  */
 import { openAppDatabase } from "../../server/database";
-import { createContextInner } from "../../server/context";
-import { createCaller } from "../../server/root";
+import { createCaller, createContextInner } from "../../server/app";
 
 const [tenantId, key, amount, destination = "acct_test_slow"] = process.argv.slice(2) as [string, string, string, string?];
 openAppDatabase(process.env.DATABASE_URL!, { max: 4 });

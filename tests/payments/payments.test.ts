@@ -1,8 +1,7 @@
 /** Creating and reading payments: replay, mismatch, validation, scope, declines, over REST and tRPC. */
 import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { createContextInner } from "../../server/context";
-import { createCaller } from "../../server/root";
+import { createCaller, createContextInner } from "../../server/app";
 import { api, ledgerFor, newKey, newTenant, trpcError, type Tenant } from "../support/api";
 import { chargesFor, expectCaptureMovement, expectFieldError, expectProblem, keyRow, ledgerWhere, newPayment, pay, PAYMENT, paymentRow, paymentsForKey, paymentsOfTenant, providerCharges, refundRows } from "./support";
 

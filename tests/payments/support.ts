@@ -10,7 +10,7 @@ import { once } from "node:events";
 import { expect, inject, onTestFinished } from "vitest";
 import { database } from "../../db/client";
 import { env } from "../../server/env";
-import { handleRest } from "../../server/rest/handler";
+import { handleRest } from "../../server/app";
 import { chargeListSchema, type ChargeWithRefunds } from "../../server/psp/schemas";
 import { signWebhook } from "../../server/psp/stand-in";
 import { api, ledgerFor, newKey, type Answer, type Tenant } from "../support/api";

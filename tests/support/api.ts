@@ -2,7 +2,7 @@
 import { TRPCError } from "@trpc/server";
 import { expect } from "vitest";
 import { database } from "../../db/client";
-import { handleRest } from "../../server/rest/handler";
+import { handleRest } from "../../server/app";
 import { createTenant } from "../../server/tenants/service";
 
 export type Tenant = { id: string; name: string; token: string };

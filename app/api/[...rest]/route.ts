@@ -1,4 +1,4 @@
-import { handleRest } from "@/server/rest/handler";
+import { handleRest } from "@/server/app";
 
 export const dynamic = "force-dynamic";
 

@@ -1,4 +1,4 @@
-import { openApiDocument } from "@/server/rest/openapi";
+import { openApiDocument } from "@/server/app";
 
 export const dynamic = "force-dynamic";
 

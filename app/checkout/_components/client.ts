@@ -5,7 +5,7 @@
  * show what happened.
  */
 import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
-import type { AppRouter } from "@/server/root";
+import type { AppRouter } from "@/server/app";
 import { idempotencyHeaders, idempotencyLink, type Attempt } from "@/server/idempotency/client/link";
 
 const ATTEMPTS = "eo-checkout:attempts:";

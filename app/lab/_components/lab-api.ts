@@ -6,7 +6,7 @@
  * Retry-After, lost answers, timeouts.
  */
 import type { inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@/server/root";
+import type { AppRouter } from "@/server/app";
 import { LAB_REQUEST_HEADER, LAB_RUN_HEADER, LabTarget } from "@/server/lab/scenarios";
 
 type Outputs = inferRouterOutputs<AppRouter>["lab"];

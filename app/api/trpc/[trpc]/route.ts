@@ -1,11 +1,9 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { createContextInner } from "@/server/context";
 import { checkAdminChange } from "@/server/admin/origin";
+import { appRouter, createContextInner, trpcEdge } from "@/server/app";
 import { DomainError, publicProblem } from "@/server/errors";
-import { throughLab } from "@/server/lab/edge";
 import { readJsonBody } from "@/server/rest/body";
 import { problemResponse } from "@/server/rest/respond";
-import { appRouter } from "@/server/root";
 import { responseMeta } from "./response-meta";
 
 export const dynamic = "force-dynamic";
@@ -71,7 +69,7 @@ async function POST(req: Request): Promise<Response> {
     return refuse(error);
   }
   // A request of a failure-lab run (demo mode only) is recorded and may meet its run's simulations.
-  return throughLab(new Request(req.url, { method: "POST", headers: req.headers, body: text }), procedures, handleWith(procedures.length === 1 ? text : undefined));
+  return trpcEdge(new Request(req.url, { method: "POST", headers: req.headers, body: text }), procedures, handleWith(procedures.length === 1 ? text : undefined));
 }
 
 export { GET, POST };

@@ -1,0 +1,100 @@
+/**
+ * The composition root: the only module that knows every part. It builds the
+ * idempotency runtime, the router and the one procedure registry once, and
+ * hands each part what it needs — procedures get their services in the
+ * request context, the completer the registry, the REST surface and the
+ * OpenAPI document the registry — so no part imports its way up to here.
+ * The failure lab is plugged in through the core's ports, acting in demo
+ * mode only. Every entrance (the route handlers, pages, the server's
+ * start-up, tests) starts from here.
+ */
+import type { AnyRouter } from "@trpc/server";
+import { database } from "../db/client";
+import { DEMO_TENANT } from "../db/seed";
+import { accountsRouter } from "./accounts/router";
+import { adminRouter } from "./admin/_router";
+import { OperatorRole } from "./admin/operators";
+import { checkAdminChange } from "./admin/origin";
+import { sessionFromHeaders } from "./admin/session";
+import { catalogRouter } from "./catalog/router";
+import { checkoutRouter } from "./checkout/router";
+import { contextOf, type AppServices, type Context, type ContextOptions } from "./context";
+import { env, isDemoMode } from "./env";
+import { createCompleter } from "./keys/completer";
+import { recordEvent } from "./keys/events";
+import { createKeysRuntime } from "./keys/runtime";
+import { createLabPlugin } from "./lab/plugin";
+import { ledgerRouter } from "./ledger/router";
+import { onMovement } from "./ledger/post";
+import { logger } from "./logger";
+import { couponsRouter, ordersRouter } from "./orders/router";
+import { observeProvider, plugIntoProvider } from "./payments/provider";
+import { paymentsRouter } from "./payments/router";
+import { createRegistry } from "./registry";
+import { createRestHandler } from "./rest/handler";
+import { openApiDocument as documentOf } from "./rest/openapi";
+import { tenantById, tenantForToken } from "./tenants/service";
+import { createCallerFactory, router } from "./trpc";
+import { webhooksRouter } from "./webhooks/router";
+
+const lab = createLabPlugin(isDemoMode);
+onMovement(lab.onMovement);
+observeProvider(lab.onProviderCall);
+plugIntoProvider(lab.provider);
+
+/** The app's idempotency runtime: its events go to the event log, and to the lab's diagram. */
+export const idempotencyRuntime = createKeysRuntime((event) => {
+  recordEvent(event);
+  lab.onKeyEvent(event);
+});
+
+export const appRouter = router({
+  catalog: catalogRouter,
+  payments: paymentsRouter,
+  accounts: accountsRouter,
+  coupons: couponsRouter,
+  orders: ordersRouter,
+  ledger: ledgerRouter,
+  webhooks: webhooksRouter,
+  checkout: checkoutRouter,
+  admin: adminRouter,
+  lab: lab.router,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);
+const registry = createRegistry(appRouter);
+
+export const completer = createCompleter({
+  registry,
+  createContext: createContextInner,
+  sql: () => database().sql,
+  onEvent: recordEvent,
+  around: lab.aroundCompleterAttempt,
+});
+
+const auth: AppServices["auth"] = {
+  tenantForToken: (token) => tenantForToken(database().db, token),
+  // Demo mode sells as the demo tenant; otherwise only as the one a deployment names (STOREFRONT_TENANT_ID).
+  storefrontTenant: async () => (isDemoMode() ? DEMO_TENANT : env.STOREFRONT_TENANT_ID ? tenantById(database().db, env.STOREFRONT_TENANT_ID) : undefined),
+  adminSession: sessionFromHeaders,
+  adminChange: checkAdminChange,
+  readOnlyReason: ({ operator }) => (operator.role === OperatorRole.Operator ? undefined : `Operator ${operator.name} may only read (role ${operator.role}).`),
+};
+
+/** A request's context. Pure apart from the open pool: tests call it directly with a tenant. */
+export async function createContextInner(options: ContextOptions = {}): Promise<Context> {
+  const { db, sql } = database();
+  return contextOf({ db, sql, log: logger, keys: lab.keysRuntime(idempotencyRuntime), auth, completer }, options);
+}
+
+/** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */
+export const restHandlerFor = (someRouter: AnyRouter) => createRestHandler({ registry: createRegistry(someRouter), createContext: createContextInner });
+
+/** REST at /api: the app's procedures, with the lab's webhook edge. */
+export const handleRest = lab.restEdge(createRestHandler({ registry, createContext: createContextInner }));
+
+export const openApiDocument = () => documentOf(registry.procedures);
+
+/** The tRPC endpoint's edge: a failure-lab run's own call joins its run there. */
+export const trpcEdge = lab.trpcEdge;

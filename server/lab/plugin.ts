@@ -1,0 +1,35 @@
+/**
+ * The failure lab as a plug-in: what the composition root (server/app.ts)
+ * wires when it plugs the lab in, through ports the core offers anyway —
+ * the middleware's event sink, the provider client's observer, transport and
+ * decorator, the ledger's onMovement, a runtime variant per request, and
+ * wrappers at the HTTP edges and around the completer's attempts. Nothing in
+ * the core imports the lab. `enabled` (demo mode) is read per request: only
+ * the edges enter a lab run, and every other hook is a no-op outside one.
+ */
+import type { ProviderPlugin } from "../payments/provider";
+import { throughLab, webhookThroughLab } from "./edge";
+import { crashAfterCharge, outageTransport, runtimeForRun } from "./faults";
+import { createLabRouter } from "./router";
+import { traceCompleterAttempt, traceKeyEvent, traceLedgerMovement, traceProviderCall } from "./trace";
+
+type Handler = (req: Request) => Promise<Response>;
+
+export function createLabPlugin(enabled: () => boolean) {
+  return {
+    router: createLabRouter(enabled),
+    onKeyEvent: traceKeyEvent,
+    onMovement: traceLedgerMovement,
+    onProviderCall: traceProviderCall,
+    provider: { transport: outageTransport, decorate: crashAfterCharge } satisfies ProviderPlugin,
+    /** The idempotency runtime for a request: a crash run's claims its key with the crash's lease. */
+    keysRuntime: runtimeForRun,
+    trpcEdge: (req: Request, procedures: string[], handle: Handler) => throughLab(enabled, req, procedures, handle),
+    restEdge:
+      (handle: Handler): Handler =>
+      (req) =>
+        webhookThroughLab(enabled, req, handle),
+    aroundCompleterAttempt: <T>(key: string, response: Parameters<typeof traceCompleterAttempt>[2], attempt: () => Promise<T>) =>
+      traceCompleterAttempt(enabled, key, response, attempt),
+  };
+}
