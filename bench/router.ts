@@ -13,7 +13,8 @@ import { drizzleOn, type Db } from "../db/client";
 import { ledgerEntries, payments, PaymentStatus } from "../db/schema";
 import { fingerprint, IDEMPOTENCY_KEY_HEADER, KeyState } from "../server/idempotency";
 import { newId } from "../server/ids";
-import { idempotentProcedure, router, tenantProcedure, type RestMeta } from "../server/trpc";
+import type { RestMeta } from "../server/meta";
+import { idempotentProcedure, router, tenantProcedure } from "../server/trpc";
 
 export const paymentInput = z.object({
   amountMinor: z.number().int().positive(),

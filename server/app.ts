@@ -63,7 +63,7 @@ export const appRouter = router({
 
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);
-const registry = createRegistry(appRouter);
+const registry = createRegistry(appRouter, createCaller);
 
 export const completer = createCompleter({
   registry,
@@ -89,7 +89,8 @@ export async function createContextInner(options: ContextOptions = {}): Promise<
 }
 
 /** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */
-export const restHandlerFor = (someRouter: AnyRouter) => createRestHandler({ registry: createRegistry(someRouter), createContext: createContextInner });
+export const restHandlerFor = (someRouter: AnyRouter) =>
+  createRestHandler({ registry: createRegistry(someRouter, createCallerFactory(someRouter)), createContext: createContextInner });
 
 /** REST at /api: the app's procedures, with the lab's webhook edge. */
 export const handleRest = lab.restEdge(createRestHandler({ registry, createContext: createContextInner }));

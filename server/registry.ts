@@ -7,7 +7,7 @@
  */
 import type { AnyProcedure, AnyRouter, inferRouterContext } from "@trpc/server";
 import type { z } from "zod";
-import { createCallerFactory, type Meta } from "./trpc";
+import type { Meta } from "./meta";
 
 export type RegisteredProcedure = {
   /** The dotted path the caller, REST and the key rows use ("orders.create"). */
@@ -24,14 +24,17 @@ export type ProcedureRegistry<TCtx> = {
   call: (ctx: TCtx, path: string, input: unknown) => Promise<unknown>;
 };
 
-export function createRegistry<TRouter extends AnyRouter>(router: TRouter): ProcedureRegistry<inferRouterContext<TRouter>> {
+/** `createCaller`: the app's caller factory for `router` (server/trpc.ts's createCallerFactory). */
+export function createRegistry<TRouter extends AnyRouter>(
+  router: TRouter,
+  createCaller: (ctx: inferRouterContext<TRouter>) => unknown,
+): ProcedureRegistry<inferRouterContext<TRouter>> {
   // At run time `_def.procedures` is flat, keyed by the dotted path.
   const procedures = Object.entries(router._def.procedures as Record<string, AnyProcedure>).map(([path, procedure]): RegisteredProcedure => {
     const def = procedure._def as AnyProcedure["_def"] & { output?: unknown };
     return { path, meta: (def.meta ?? {}) as Meta, input: def.inputs.length === 1 ? (def.inputs[0] as z.ZodType) : undefined, output: def.output };
   });
   const known = new Set(procedures.map((p) => p.path));
-  const createCaller = createCallerFactory(router);
   return {
     procedures,
     call: (ctx, path, input) => {

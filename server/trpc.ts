@@ -22,28 +22,10 @@ import { initTRPC } from "@trpc/server";
 import type { z } from "zod";
 import { isDatabaseUnavailable } from "../db/availability";
 import type { Context } from "./context";
+import type { Meta } from "./meta";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "./idempotency";
 import { bearerToken } from "./tenants/tokens";
-
-export type RestMeta = {
-  method: "GET" | "POST";
-  /** Under /api, with `{param}` segments taken from the input. */
-  path: `/${string}`;
-  status?: number;
-  summary: string;
-  tags: string[];
-};
-export type Meta = {
-  rest?: RestMeta;
-  /** Set by the idempotent builders; the OpenAPI document then asks for Idempotency-Key. */
-  idempotent?: boolean;
-  /**
-   * A recoverable procedure the completer may run again from its stored
-   * request alone (tenant, key, canonical input) when its client went away.
-   */
-  resumable?: boolean;
-};
 
 /** A recoverable procedure's options; `resumable` lets the completer finish it (server/keys/completer.ts). */
 export type RecoverableOptions = ProcedureOptions & { resumable?: boolean };

@@ -4,7 +4,7 @@
  * the query string (GET) or the JSON body (POST) as its input.
  */
 import type { RegisteredProcedure } from "../registry";
-import type { RestMeta } from "../trpc";
+import type { RestMeta } from "../meta";
 
 export type Route = {
   procedure: string;

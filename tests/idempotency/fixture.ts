@@ -15,7 +15,8 @@ import { flushEvents } from "../../server/keys/events";
 import { createContextInner, idempotencyRuntime, restHandlerFor } from "../../server/app";
 import type { Tenant as TestTenant } from "../support/api";
 import type { Db } from "../../db/client";
-import { createCallerFactory, idempotentProcedure, recoverableProcedure, router, tenantProcedure, type RestMeta } from "../../server/trpc";
+import type { RestMeta } from "../../server/meta";
+import { createCallerFactory, idempotentProcedure, recoverableProcedure, router, tenantProcedure } from "../../server/trpc";
 
 export { barrier, newTenant, type Tenant as TestTenant } from "../support/api";
 

@@ -1,0 +1,24 @@
+/**
+ * What a procedure declares about itself beyond its schemas: its REST route,
+ * and whether it is idempotent or resumable. The procedure builders set it
+ * (server/trpc.ts); the procedure registry (server/registry.ts) reads it for
+ * REST, the OpenAPI document and the completer.
+ */
+export type RestMeta = {
+  method: "GET" | "POST";
+  /** Under /api, with `{param}` segments taken from the input. */
+  path: `/${string}`;
+  status?: number;
+  summary: string;
+  tags: string[];
+};
+export type Meta = {
+  rest?: RestMeta;
+  /** Set by the idempotent builders; the OpenAPI document then asks for Idempotency-Key. */
+  idempotent?: boolean;
+  /**
+   * A recoverable procedure the completer may run again from its stored
+   * request alone (tenant, key, canonical input) when its client went away.
+   */
+  resumable?: boolean;
+};
