@@ -238,7 +238,6 @@ export function release(q: ISql, k: KeyRef, fence: number) {
     returning 1`;
 }
 
-export type OperatorRelease = { state: KeyState; fence: number; previousLockedUntil: string | null; expired: boolean; wasStale: boolean };
 
 /**
  * An operator ends the lease of an in-progress key now, whoever holds it (no

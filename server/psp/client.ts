@@ -27,7 +27,6 @@ import {
   type Refund,
 } from "./schemas";
 
-export { ChargeStatus, chargeSchema, chargeWithRefundsSchema, refundSchema } from "./schemas";
 export type { Charge, ChargeInput, ChargeWithRefunds, KeyLookup, Refund } from "./schemas";
 
 export type PspClientOptions = {

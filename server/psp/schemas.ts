@@ -53,7 +53,6 @@ export const chargeListSchema = z.object({ data: z.array(chargeWithRefundsSchema
 export const errorBodySchema = z.object({
   error: z.object({ type: z.string(), message: z.string().optional() }),
 });
-export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 export const chargeRequestSchema = z.strictObject({
   amount: minor,
