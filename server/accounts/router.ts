@@ -14,16 +14,9 @@ import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { amountSchema, currencySchema, formatMinor } from "../money";
 import { idempotentProcedure, router, tenantProcedure } from "../trpc";
+import { movementOf, movementSchema, movementsOf, MovementType, recordMovement } from "./movements";
 
 const accountSchema = z.object({ id: z.string(), balance: z.string(), currency: z.string(), createdAt: z.string() });
-const movementSchema = z.object({
-  id: z.string(),
-  type: z.enum(["deposit", "withdrawal"]),
-  accountId: z.string(),
-  amount: z.string(),
-  currency: z.string(),
-  balance: z.string(),
-});
 
 const present = (a: typeof accounts.$inferSelect) => ({ id: a.id, balance: formatMinor(a.balanceMinor), currency: a.currency, createdAt: a.createdAt.toISOString() });
 
@@ -68,7 +61,15 @@ export const accountsRouter = router({
         links: { accountId: input.id },
         lines: transfer(Book.cash, Book.customerBalance(input.id), input.amount),
       });
-      return { id: newId("dep"), type: "deposit" as const, accountId: input.id, amount: formatMinor(input.amount), currency: input.currency, balance: formatMinor(account!.balanceMinor) };
+      return recordMovement(tx, {
+        tenantId: ctx.tenant.id,
+        accountId: input.id,
+        type: MovementType.Deposit,
+        amountMinor: input.amount,
+        currency: input.currency,
+        balanceAfterMinor: account!.balanceMinor,
+        idempotencyKey: ctx.idempotency.key,
+      });
     }),
 
   withdraw: idempotentProcedure(moveInput)
@@ -90,8 +91,37 @@ export const accountsRouter = router({
         links: { accountId: input.id },
         lines: transfer(Book.customerBalance(input.id), Book.cash, input.amount),
       });
-      return { id: newId("wd"), type: "withdrawal" as const, accountId: input.id, amount: formatMinor(input.amount), currency: input.currency, balance: formatMinor(account!.balanceMinor) };
+      return recordMovement(tx, {
+        tenantId: ctx.tenant.id,
+        accountId: input.id,
+        type: MovementType.Withdrawal,
+        amountMinor: input.amount,
+        currency: input.currency,
+        balanceAfterMinor: account!.balanceMinor,
+        idempotencyKey: ctx.idempotency.key,
+      });
     }),
+
+  movements: tenantProcedure
+    .meta({ rest: { method: "GET", path: "/v1/accounts/{id}/movements", summary: "An account's deposits and withdrawals, newest first", tags: ["accounts"] } })
+    .input(strictInput({ id: z.string().min(1).max(64), limit: z.coerce.number().int().min(1).max(100).default(10) }))
+    .output(z.object({ data: z.array(movementSchema) }))
+    .query(async ({ ctx, input }) => {
+      await accountOf(ctx.db, ctx.tenant.id, input.id);
+      return { data: await movementsOf(ctx.db, ctx.tenant.id, input.id, input.limit) };
+    }),
+
+  getDeposit: tenantProcedure
+    .meta({ rest: { method: "GET", path: "/v1/deposits/{id}", summary: "A deposit", tags: ["accounts"] } })
+    .input(idInput)
+    .output(movementSchema)
+    .query(async ({ ctx, input }) => movementOf(ctx.db, ctx.tenant.id, MovementType.Deposit, input.id)),
+
+  getWithdrawal: tenantProcedure
+    .meta({ rest: { method: "GET", path: "/v1/withdrawals/{id}", summary: "A withdrawal", tags: ["accounts"] } })
+    .input(idInput)
+    .output(movementSchema)
+    .query(async ({ ctx, input }) => movementOf(ctx.db, ctx.tenant.id, MovementType.Withdrawal, input.id)),
 });
 
 /** Why a conditional update touched nothing: the account is not the caller's, the currency differs, or the money is not there. */
