@@ -1,4 +1,5 @@
 /** The app's one client for the payment provider (the stand-in unless PSP_URL names another). */
+import { database } from "../../db/client";
 import { env } from "../env";
 import { providerFetch } from "../lab/faults";
 import { traceProviderCall } from "../lab/trace";
@@ -16,9 +17,9 @@ export function psp(): PspClient {
       baseUrl: pspUrl(),
       timeoutMs: env.PSP_TIMEOUT_MS,
       fetch: providerFetch,
-      observe: (call) => {
-        noteChargeAttempt(call);
+      observe: async (call) => {
         traceProviderCall(call);
+        await noteChargeAttempt(database().db, call);
       },
     }), key };
   return cached.client;

@@ -8,6 +8,7 @@ import { amountSchema, currencySchema } from "../money";
 import { recoverableProcedure, router, tenantProcedure } from "../trpc";
 import { captureProcedure, refundProcedure, voidProcedure } from "./actions";
 import { chargeAndRecord } from "./charge";
+import { chargeAttemptSchema, chargeAttemptsOf } from "./charge-attempts";
 import { destinationSchema, paymentSchema, presentPayment } from "./present";
 import { paymentOf } from "./queries";
 
@@ -58,6 +59,15 @@ export const paymentsRouter = router({
     .query(async ({ ctx, input }) => {
       const rows = await ctx.db.select().from(payments).where(eq(payments.tenantId, ctx.tenant.id)).orderBy(desc(payments.createdAt), desc(payments.id)).limit(input.limit);
       return { data: rows.map(presentPayment) };
+    }),
+
+  attempts: tenantProcedure
+    .meta({ rest: { method: "GET", path: "/v1/payments/{id}/attempts", summary: "The calls made to the provider for a payment's charge, in order", tags: ["payments"] } })
+    .input(idInput)
+    .output(z.object({ data: z.array(chargeAttemptSchema) }))
+    .query(async ({ ctx, input }) => {
+      await paymentOf(ctx.db, ctx.tenant.id, input.id);
+      return { data: await chargeAttemptsOf(ctx.db, input.id) };
     }),
 
   capture: captureProcedure,
