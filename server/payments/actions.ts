@@ -18,6 +18,7 @@ import { recoverableProcedure } from "../trpc";
 import { paymentSchema, presentPayment } from "./present";
 import { psp } from "./provider";
 import { paymentOf } from "./queries";
+import { providerRefused, refusalReason } from "./refusal";
 import type { PspFailure } from "../psp/client";
 
 /**
@@ -31,8 +32,7 @@ async function providerFailed(result: PspFailure, release: () => Promise<void>):
     throw new UpstreamUnavailableError("The payment provider did not answer. Retry with the same Idempotency-Key to finish.", { cause: result.cause });
   }
   await release();
-  const reason = result.kind === "declined" ? result.reason : result.type;
-  throw new RuleViolationError("provider-refused", `The payment provider refused this (${reason}).`, { reason });
+  throw providerRefused(refusalReason(result));
 }
 
 /** Why the reservation touched no row, as a business refusal (never 409). */
