@@ -9,11 +9,18 @@ import { idInput, strictInput } from "../input";
 import { idempotencyKeys } from "../idempotency";
 import { listProducts, productSchema } from "../catalog/router";
 import { tracedPhases } from "../lab/trace";
+import { quoteOf, quoteSchema, cartItemsSchema } from "../orders/pricing";
 import { cartSchema, checkout, orderSchema, orderView } from "../orders/router";
 import { router, storefrontProcedure, storefrontRecoverableProcedure } from "../trpc";
 
 export const checkoutRouter = router({
   catalog: storefrontProcedure.output(z.object({ data: z.array(productSchema) })).query(async ({ ctx }) => ({ data: await listProducts(ctx.db) })),
+
+  /** The cart's amounts as the order will charge them (before a coupon): the page shows these, it computes no money. */
+  quote: storefrontProcedure
+    .input(strictInput({ items: cartItemsSchema }))
+    .output(quoteSchema)
+    .query(({ ctx, input }) => quoteOf(ctx.db, input.items)),
 
   pay: storefrontRecoverableProcedure(cartSchema, { resumable: true })
     .output(orderSchema)

@@ -12,6 +12,7 @@ import { destinationSchema, paymentSchema, presentPayment } from "../payments/pr
 import { recoverableProcedure, router, tenantProcedure } from "../trpc";
 import { couponCodeSchema, createCoupon } from "./coupons";
 import { placeOrder } from "./place";
+import { cartItemsSchema } from "./pricing";
 
 /** Where the demo shop's money goes when the caller names no destination. */
 export const SHOP_DESTINATION = "acct_demo_shop";
@@ -52,10 +53,7 @@ export async function orderView(db: Db, tenantId: string, id: string): Promise<z
 }
 
 export const cartSchema = strictInput({
-  items: z
-    .array(z.strictObject({ sku: z.string().min(1).max(64), quantity: z.number().int().min(1).max(99) }))
-    .min(1, { error: "must name at least one item" })
-    .max(50),
+  items: cartItemsSchema,
   couponCode: couponCodeSchema.optional(),
   /** Beyond the contract: which provider account is charged; the checkout demo uses the test destinations. */
   destination: destinationSchema.default(SHOP_DESTINATION),
