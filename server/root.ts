@@ -1,6 +1,6 @@
 /** The app router: one sub-router per domain. */
 import { adminRouter } from "./admin/_router";
-import { accountsRouter } from "./accounts/router";
+import { accountsRouter } from "./accounts/_router";
 import { catalogRouter } from "./catalog/router";
 import { checkoutRouter } from "./checkout/router";
 import { labRouter } from "./lab/router";
