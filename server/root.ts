@@ -1,7 +1,7 @@
 /** The app router: one sub-router per domain. */
 import { adminRouter } from "./admin/_router";
 import { accountsRouter } from "./accounts/_router";
-import { catalogRouter } from "./catalog/router";
+import { catalogRouter } from "./catalog/_router";
 import { checkoutRouter } from "./checkout/router";
 import { labRouter } from "./lab/router";
 import { ledgerRouter } from "./ledger/router";

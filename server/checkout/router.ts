@@ -7,14 +7,15 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { idInput, strictInput } from "../input";
 import { idempotencyKeys } from "../idempotency";
-import { listProducts, productSchema } from "../catalog/router";
+import { listCatalog } from "../catalog/list.handler";
+import { catalogSchema } from "../catalog/products";
 import { tracedPhases } from "../lab/trace";
 import { quoteOf, quoteSchema, cartItemsSchema } from "../orders/pricing";
 import { cartSchema, checkout, orderSchema, orderView } from "../orders/router";
 import { router, storefrontProcedure, storefrontRecoverableProcedure } from "../trpc";
 
 export const checkoutRouter = router({
-  catalog: storefrontProcedure.output(z.object({ data: z.array(productSchema) })).query(async ({ ctx }) => ({ data: await listProducts(ctx.db) })),
+  catalog: storefrontProcedure.output(catalogSchema).query(({ ctx }) => listCatalog(ctx)),
 
   /** The cart's amounts as the order will charge them (before a coupon): the page shows these, it computes no money. */
   quote: storefrontProcedure
