@@ -5,7 +5,7 @@ import { catalogRouter } from "./catalog/_router";
 import { checkoutRouter } from "./checkout/router";
 import { labRouter } from "./lab/router";
 import { ledgerRouter } from "./ledger/router";
-import { couponsRouter, ordersRouter } from "./orders/router";
+import { couponsRouter, ordersRouter } from "./orders/_router";
 import { paymentsRouter } from "./payments/router";
 import { webhooksRouter } from "./webhooks/router";
 import { createCallerFactory, router } from "./trpc";

@@ -11,7 +11,10 @@ import { listCatalog } from "../catalog/list.handler";
 import { catalogSchema } from "../catalog/products";
 import { tracedPhases } from "../lab/trace";
 import { quoteOf, quoteSchema, cartItemsSchema } from "../orders/pricing";
-import { cartSchema, checkout, orderSchema, orderView } from "../orders/router";
+import { createOrder } from "../orders/create.handler";
+import { cartSchema } from "../orders/create.schema";
+import { getOrder } from "../orders/get.handler";
+import { orderSchema } from "../orders/order";
 import { router, storefrontProcedure, storefrontRecoverableProcedure } from "../trpc";
 
 export const checkoutRouter = router({
@@ -25,12 +28,12 @@ export const checkoutRouter = router({
 
   pay: storefrontRecoverableProcedure(cartSchema, { resumable: true })
     .output(orderSchema)
-    .mutation(({ ctx, input }) => checkout(ctx.db, tracedPhases(ctx.idempotency), ctx.tenant.id, input)),
+    .mutation(({ ctx, input }) => createOrder({ ...ctx, idempotency: tracedPhases(ctx.idempotency) }, input)),
 
   order: storefrontProcedure
     .input(idInput)
     .output(orderSchema)
-    .query(({ ctx, input }) => orderView(ctx.db, ctx.tenant.id, input.id)),
+    .query(({ ctx, input }) => getOrder(ctx, input)),
 
   keyStatus: storefrontProcedure
     .input(strictInput({ key: z.string().min(1).max(255) }))
