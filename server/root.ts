@@ -2,7 +2,7 @@
 import { adminRouter } from "./admin/_router";
 import { accountsRouter } from "./accounts/_router";
 import { catalogRouter } from "./catalog/_router";
-import { checkoutRouter } from "./checkout/router";
+import { checkoutRouter } from "./checkout/_router";
 import { labRouter } from "./lab/router";
 import { ledgerRouter } from "./ledger/router";
 import { couponsRouter, ordersRouter } from "./orders/_router";

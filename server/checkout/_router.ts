@@ -1,28 +1,30 @@
 /**
  * The storefront's procedures for the checkout pages: the demo tenant,
- * server-side. `pay` is the same recoverable checkout as POST /v1/orders;
- * `keyStatus` lets the page show what the server saw of its key.
+ * server-side. Catalog, pay and order mount the same handlers as
+ * catalog.list, orders.create and orders.get on the storefront's base;
+ * `quote` prices the cart for the page; `keyStatus` lets the page show what
+ * the server saw of its key.
  */
-import { and, eq } from "drizzle-orm";
-import { z } from "zod";
-import { idInput, strictInput } from "../input";
-import { idempotencyKeys } from "../idempotency";
+import { idInput } from "../input";
+import { tracedPhases } from "../lab/trace";
 import { listCatalog } from "../catalog/list.handler";
 import { catalogSchema } from "../catalog/products";
-import { tracedPhases } from "../lab/trace";
-import { quoteOf, quoteSchema, cartItemsSchema } from "../orders/pricing";
 import { createOrder } from "../orders/create.handler";
 import { cartSchema } from "../orders/create.schema";
 import { getOrder } from "../orders/get.handler";
 import { orderSchema } from "../orders/order";
+import { quoteOf, quoteSchema } from "../orders/pricing";
 import { router, storefrontProcedure, storefrontRecoverableProcedure } from "../trpc";
+import { keyStatus } from "./key-status.handler";
+import { keyStatusInput } from "./key-status.schema";
+import { quoteInput } from "./quote.schema";
 
 export const checkoutRouter = router({
   catalog: storefrontProcedure.output(catalogSchema).query(({ ctx }) => listCatalog(ctx)),
 
   /** The cart's amounts as the order will charge them (before a coupon): the page shows these, it computes no money. */
   quote: storefrontProcedure
-    .input(strictInput({ items: cartItemsSchema }))
+    .input(quoteInput)
     .output(quoteSchema)
     .query(({ ctx, input }) => quoteOf(ctx.db, input.items)),
 
@@ -35,20 +37,5 @@ export const checkoutRouter = router({
     .output(orderSchema)
     .query(({ ctx, input }) => getOrder(ctx, input)),
 
-  keyStatus: storefrontProcedure
-    .input(strictInput({ key: z.string().min(1).max(255) }))
-    .query(async ({ ctx, input }) => {
-      const [row] = await ctx.db
-        .select({
-          state: idempotencyKeys.state,
-          fence: idempotencyKeys.fence,
-          recoveryPoint: idempotencyKeys.recoveryPoint,
-          responseStatus: idempotencyKeys.responseStatus,
-          replayCount: idempotencyKeys.replayCount,
-          fingerprint: idempotencyKeys.fingerprint,
-        })
-        .from(idempotencyKeys)
-        .where(and(eq(idempotencyKeys.tenantId, ctx.tenant.id), eq(idempotencyKeys.key, input.key)));
-      return row ?? null;
-    }),
+  keyStatus: storefrontProcedure.input(keyStatusInput).query(({ ctx, input }) => keyStatus(ctx, input)),
 });
