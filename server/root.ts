@@ -6,7 +6,7 @@ import { checkoutRouter } from "./checkout/_router";
 import { labRouter } from "./lab/router";
 import { ledgerRouter } from "./ledger/router";
 import { couponsRouter, ordersRouter } from "./orders/_router";
-import { paymentsRouter } from "./payments/router";
+import { paymentsRouter } from "./payments/_router";
 import { webhooksRouter } from "./webhooks/router";
 import { createCallerFactory, router } from "./trpc";
 
