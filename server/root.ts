@@ -4,7 +4,7 @@ import { accountsRouter } from "./accounts/_router";
 import { catalogRouter } from "./catalog/_router";
 import { checkoutRouter } from "./checkout/_router";
 import { labRouter } from "./lab/router";
-import { ledgerRouter } from "./ledger/router";
+import { ledgerRouter } from "./ledger/_router";
 import { couponsRouter, ordersRouter } from "./orders/_router";
 import { paymentsRouter } from "./payments/_router";
 import { webhooksRouter } from "./webhooks/router";
