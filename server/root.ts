@@ -7,7 +7,7 @@ import { labRouter } from "./lab/router";
 import { ledgerRouter } from "./ledger/_router";
 import { couponsRouter, ordersRouter } from "./orders/_router";
 import { paymentsRouter } from "./payments/_router";
-import { webhooksRouter } from "./webhooks/router";
+import { webhooksRouter } from "./webhooks/_router";
 import { createCallerFactory, router } from "./trpc";
 
 export const appRouter = router({
