@@ -14,6 +14,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { type RunningPostgres } from "../db/embedded";
+import { DEMO_ADMIN_PASSWORD } from "../server/env-schema";
 
 function fail(message: string): never {
   process.stderr.write(`Cannot start the cluster: ${message}\n`);
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   const demo = !process.env.ADMIN_PASSWORD;
   // The same demo defaults as `npm start`: read by server/env below.
   if (demo) {
-    process.env.ADMIN_PASSWORD = "demo-admin";
+    process.env.ADMIN_PASSWORD = DEMO_ADMIN_PASSWORD;
     process.env.DEMO_MODE ??= "true";
     process.stderr.write(`ADMIN_PASSWORD is unset: /admin accepts the demo password "${process.env.ADMIN_PASSWORD}".\n`);
   }

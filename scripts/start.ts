@@ -6,17 +6,15 @@
  * (instrumentation.node.ts). SIGTERM/SIGINT stop everything.
  *
  * Without ADMIN_PASSWORD the admin dashboard gets the documented demo
- * password "demo-admin"; with it, or with the demo webhook secret, the server
+ * password (DEMO_ADMIN_PASSWORD); with it, or with the demo webhook secret, the server
  * refuses to listen beyond loopback. Any failure to start is one line on
  * standard error and a non-zero exit.
  */
 import { spawn } from "node:child_process";
 import { isIP } from "node:net";
 import { constants } from "node:os";
-
-/** The demo's documented admin password; anything real sets its own ADMIN_PASSWORD. */
-const DEMO_ADMIN_PASSWORD = "demo-admin";
-const DEMO_WEBHOOK_SECRET = "whsec_demo_only";
+// The schema module only: server/env parses the environment on import, before the demo password is set below.
+import { DEMO_ADMIN_PASSWORD, DEMO_WEBHOOK_SECRET } from "../server/env-schema";
 
 function fail(message: string): never {
   process.stderr.write(`Cannot start: ${message}\n`);

@@ -1,19 +1,36 @@
 "use client";
 /**
- * The tRPC React client for the app's own pages: TanStack Query underneath,
- * `useTRPC()` for query and mutation options. Queries are batched; mutations
- * go one per request, so a per-call header (an Idempotency-Key) never ends
- * up shared by a batch. Cookies ride along: the admin session is one.
+ * The one tRPC client of the app's own pages. `createAppClient` is the
+ * vanilla client (the checkout uses it directly): queries are batched;
+ * mutations go one per request through the idempotency link, so a per-call
+ * Idempotency-Key is retried with the same key and never shared by a batch.
+ * `TRPCReactProvider` puts the same client under TanStack Query for
+ * `useTRPC()` (the admin). Cookies ride along: the admin session is one.
  */
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
+import { idempotencyHeaders, idempotencyLink, type IdempotencyLinkOptions } from "@/server/idempotency/client/link";
 import type { AppRouter } from "@/server/app";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
 const TRPC_URL = "/api/trpc";
+
+/** `onAttempt`: told of every attempt of an idempotent mutation (the checkout shows them). */
+export function createAppClient(options: Pick<IdempotencyLinkOptions, "onAttempt"> = {}) {
+  return createTRPCClient<AppRouter>({
+    links: [
+      idempotencyLink(options),
+      splitLink({
+        condition: (op) => op.type === "mutation",
+        true: httpLink({ url: TRPC_URL, headers: idempotencyHeaders }),
+        false: httpBatchLink({ url: TRPC_URL }),
+      }),
+    ],
+  });
+}
 
 function makeQueryClient() {
   return new QueryClient({
@@ -26,11 +43,7 @@ function makeQueryClient() {
 
 export function TRPCReactProvider({ children }: { children: ReactNode }) {
   const [queryClient] = useState(makeQueryClient);
-  const [trpcClient] = useState(() =>
-    createTRPCClient<AppRouter>({
-      links: [splitLink({ condition: (op) => op.type === "mutation", true: httpLink({ url: TRPC_URL }), false: httpBatchLink({ url: TRPC_URL }) })],
-    }),
-  );
+  const [trpcClient] = useState(() => createAppClient());
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>

@@ -1,6 +1,6 @@
 /** Payments, refunds, accounts, coupons, orders, webhook events. Money in integer minor units. */
 import { sql } from "drizzle-orm";
-import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 const money = (name: string) => bigint(name, { mode: "number" });
@@ -113,6 +113,56 @@ export const orders = pgTable(
     createdAt: ts("created_at").notNull().default(sql`now()`),
   },
   (t) => [index("orders_tenant_created_idx").on(t.tenantId, t.createdAt)],
+);
+
+export const MovementType = { Deposit: "deposit", Withdrawal: "withdrawal" } as const;
+export type MovementType = (typeof MovementType)[keyof typeof MovementType];
+
+/**
+ * A deposit or a withdrawal, written in the same transaction as the balance
+ * change and the ledger entries, so the id the client was answered names a
+ * record it can read back. `balanceAfterMinor` is the balance this movement
+ * left, as the answer showed it.
+ */
+export const accountMovements = pgTable(
+  "account_movements",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    type: text("type").$type<MovementType>().notNull(),
+    amountMinor: money("amount_minor").notNull(),
+    currency: text("currency").notNull(),
+    balanceAfterMinor: money("balance_after_minor").notNull(),
+    idempotencyKey: text("idempotency_key").notNull(),
+    createdAt: ts("created_at").notNull().default(sql`now()`),
+  },
+  (t) => [index("account_movements_account_idx").on(t.tenantId, t.accountId, t.createdAt, t.id), check("account_movements_amount_positive", sql`${t.amountMinor} > 0`)],
+);
+
+/**
+ * Every call this app made to the provider for a payment's charge, from
+ * whichever instance made it: a flaky provider's failed first attempt is
+ * invisible in the payment itself (the retry with the same downstream key
+ * succeeds), so the confirmation page reads the attempts from here.
+ */
+export const chargeAttempts = pgTable(
+  "charge_attempts",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    paymentId: text("payment_id")
+      .notNull()
+      .references(() => payments.id),
+    /** The provider's HTTP status; null when no answer came (`error` says why). */
+    status: integer("status"),
+    error: text("error"),
+    replayed: boolean("replayed").notNull(),
+    elapsedMs: integer("elapsed_ms").notNull(),
+    createdAt: ts("created_at").notNull().default(sql`clock_timestamp()`),
+  },
+  (t) => [index("charge_attempts_payment_idx").on(t.paymentId, t.id)],
 );
 
 /** A provider event, once: the primary key is the provider's event id. */

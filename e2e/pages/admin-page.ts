@@ -3,9 +3,10 @@
  * the sign-in form, the counts, the filters, the keys table and the actions.
  */
 import type { BrowserContext, Locator, Page } from "@playwright/test";
+import { DEMO_ADMIN_PASSWORD } from "../../server/env-schema";
 
 /** What the e2e server runs with: the run command's documented demo password unless the environment sets one. */
-export const ADMIN_PASSWORD = process.env.ADMIN_PASSWORD ?? "demo-admin";
+export const ADMIN_PASSWORD = process.env.ADMIN_PASSWORD ?? DEMO_ADMIN_PASSWORD;
 
 /**
  * The id of the admin session a browser holds: the cookie is

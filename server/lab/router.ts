@@ -22,7 +22,7 @@ import { bringProviderBack } from "./faults";
 import { naivePay, naiveWebhook } from "./naive";
 import { countRun, paymentIdsOf } from "./report";
 import { CONTROL_SIGNATURE_HEADER, signWebhook } from "../psp/stand-in";
-import { checkSignature } from "../webhooks/router";
+import { checkSignature } from "../webhooks/signature";
 import { webhookReceivers } from "../webhooks/receivers";
 import { createRun, currentRun, findRun, Lane, naivePaymentIdsOf, recordStep, stepsOf, type LabRun } from "./runs";
 import { LAB_SCENARIOS, labKeyOf, LabTarget, scenarioById } from "./scenarios";

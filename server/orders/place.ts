@@ -4,28 +4,18 @@
  * redeemed by a conditional UPDATE, so of two orders naming it only one can
  * have it; the other is refused (a 4xx other than 409).
  */
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { coupons, orders, payments, PaymentStatus, products, type OrderItem } from "../../db/schema";
-import { InvalidFieldError, RuleViolationError } from "../errors";
+import { coupons, orders, payments, PaymentStatus } from "../../db/schema";
+import { RuleViolationError } from "../errors";
 import { newId } from "../ids";
+import { priceItems, type CartItem } from "./pricing";
 
-export type Cart = { items: { sku: string; quantity: number }[]; couponCode?: string };
+export type Cart = { items: CartItem[]; couponCode?: string };
 export type Placed = { orderId: string; paymentId: string | null; totalMinor: number; currency: string };
 
 export async function placeOrder(tx: Db, tenantId: string, key: string, cart: Cart, destination: string): Promise<Placed> {
-  const skus = [...new Set(cart.items.map((i) => i.sku))];
-  const found = await tx.select().from(products).where(inArray(products.sku, skus));
-  const bySku = new Map(found.map((p) => [p.sku, p]));
-  const items: OrderItem[] = cart.items.map((line, i) => {
-    const product = bySku.get(line.sku);
-    if (!product) throw new InvalidFieldError(`items.${i}.sku`, `no product with the SKU ${line.sku}`);
-    return { sku: product.sku, name: product.name, quantity: line.quantity, unitPriceMinor: product.priceMinor };
-  });
-  const currencies = new Set(found.map((p) => p.currency));
-  if (currencies.size > 1) throw new RuleViolationError("mixed-currencies", "All items of an order must be priced in one currency.");
-  const currency = found[0]!.currency;
-  const subtotal = items.reduce((s, i) => s + i.unitPriceMinor * i.quantity, 0);
+  const { items, currency, subtotalMinor: subtotal } = await priceItems(tx, cart.items);
 
   const orderId = newId("ord");
   let discount = 0;

@@ -3,7 +3,9 @@
  * row exists (pending) before the call, the call carries the key's downstream
  * key, and the outcome is recorded in a phase of its own. A retry after a
  * crash or a timeout calls again with the same downstream key (the provider
- * answers with the original charge) and records the outcome once.
+ * answers with the original charge) and records the outcome once. A decline
+ * or another refusal by the provider fails the payment and is final for the
+ * key (stored, replayed, never retried by the completer).
  */
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -12,8 +14,10 @@ import { PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
 import type { RecoverableHandle } from "../idempotency";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { psp } from "./provider";
+import { providerRefused, refusalReason } from "./refusal";
 
-type Settled = { outcome: "charged" } | { outcome: "declined"; reason: string; message: string };
+/** What the "charged" phase stores, so a resumed attempt answers as the first would have. */
+type Settled = { outcome: "charged" } | { outcome: "declined"; reason: string; message: string } | { outcome: "refused"; reason: string };
 
 export async function chargeAndRecord(
   h: RecoverableHandle<Db>,
@@ -26,17 +30,17 @@ export async function chargeAndRecord(
   if (result.kind === "unknown") {
     throw new UpstreamUnavailableError("The payment provider did not answer; the payment is pending. Retry with the same Idempotency-Key to finish it.", { cause: result.cause });
   }
-  if (result.kind === "rejected") throw new Error(`The provider rejected the charge request: ${result.status} ${result.type}`);
 
   const settled = await h.phase<Settled>("charged", async (tx) => {
-    if (result.kind === "declined") {
-      await tx.update(payments).set({ status: PaymentStatus.Failed, failureReason: result.reason, updatedAt: new Date() }).where(eq(payments.id, p.paymentId));
+    if (result.kind !== "ok") {
+      const reason = refusalReason(result);
+      await tx.update(payments).set({ status: PaymentStatus.Failed, failureReason: reason, updatedAt: new Date() }).where(eq(payments.id, p.paymentId));
       if (p.orderId) {
         await tx.update(orders).set({ status: "payment_failed" }).where(eq(orders.id, p.orderId));
-        // A declined order gives its coupon back: the next attempt may use it.
+        // A failed order gives its coupon back: the next attempt may use it.
         await tx.update(coupons).set({ redeemedOrderId: null, redeemedAt: null }).where(and(eq(coupons.tenantId, p.tenantId), eq(coupons.redeemedOrderId, p.orderId)));
       }
-      return { outcome: "declined", reason: result.reason, message: result.message ?? "The payment was declined." };
+      return result.kind === "declined" ? { outcome: "declined", reason, message: result.message ?? "The payment was declined." } : { outcome: "refused", reason };
     }
     const captured = result.charge.status === "succeeded";
     await tx
@@ -63,4 +67,5 @@ export async function chargeAndRecord(
   if (settled.outcome === "declined") {
     throw new PaymentDeclinedError(settled.reason, settled.message, { paymentId: p.paymentId, ...(p.orderId ? { orderId: p.orderId } : {}) });
   }
+  if (settled.outcome === "refused") throw providerRefused(settled.reason);
 }

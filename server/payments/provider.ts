@@ -4,6 +4,7 @@
  * ports, subscribed by the composition root: an observer of every call, a
  * wrapper of its transport and a decorator of the client.
  */
+import { database } from "../../db/client";
 import { env } from "../env";
 import { createPort } from "../ports";
 import { createPspClient, type ObservedCall, type PspClient } from "../psp/client";
@@ -21,7 +22,12 @@ export type ProviderPlugin = {
 const calls = createPort<ObservedCall>("provider.observe");
 /** Told of every attempt of every call: its downstream key, status or error, and time. */
 export const observeProvider = calls.subscribe;
-calls.subscribe(noteChargeAttempt);
+
+/** The attempt is stored before the call returns, so the confirmation page finds it on any instance. */
+async function observeCall(call: ObservedCall): Promise<void> {
+  calls.emit(call);
+  await noteChargeAttempt(database().db, call);
+}
 
 const plugins: ProviderPlugin[] = [];
 let cached: { client: PspClient; key: string } | undefined;
@@ -36,7 +42,7 @@ export function psp(): PspClient {
   const key = `${pspUrl()} ${env.PSP_TIMEOUT_MS}`;
   if (cached?.key !== key) {
     const transport = plugins.reduce<typeof fetch>((next, p) => p.transport?.(next) ?? next, fetch);
-    const client = createPspClient({ baseUrl: pspUrl(), timeoutMs: env.PSP_TIMEOUT_MS, fetch: transport, observe: calls.emit });
+    const client = createPspClient({ baseUrl: pspUrl(), timeoutMs: env.PSP_TIMEOUT_MS, fetch: transport, observe: observeCall });
     cached = { client: plugins.reduce((c, p) => p.decorate?.(c) ?? c, client), key };
   }
   return cached.client;

@@ -37,8 +37,11 @@ export type PspClientOptions = {
   attempts?: number;
   /** The backoff before retry n is drawn from [0, baseDelayMs * 2^(n-1)). */
   baseDelayMs?: number;
-  /** Told of every attempt's outcome (the failure lab draws provider calls from it). */
-  observe?: (call: ObservedCall) => void;
+  /**
+   * Told of every attempt's outcome (the failure lab draws provider calls from it). Awaited before
+   * the call returns, so what it records is there when the caller records the outcome; it must not throw.
+   */
+  observe?: (call: ObservedCall) => void | Promise<void>;
   /** The transport; the global fetch unless given (the failure lab cuts the provider off for one run with it). */
   fetch?: typeof fetch;
 };
@@ -118,9 +121,9 @@ export function createPspClient(options: PspClientOptions) {
       });
       status = response.status;
       text = await response.text();
-      options.observe?.({ method: call.method, path: call.path, key: call.key, body: call.body, status, replayed: response.headers.get("idempotent-replayed") === "true", elapsedMs: performance.now() - sentAt });
+      await options.observe?.({ method: call.method, path: call.path, key: call.key, body: call.body, status, replayed: response.headers.get("idempotent-replayed") === "true", elapsedMs: performance.now() - sentAt });
     } catch (error) {
-      options.observe?.({ method: call.method, path: call.path, key: call.key, body: call.body, replayed: false, error: error instanceof Error ? error.name : "error", elapsedMs: performance.now() - sentAt });
+      await options.observe?.({ method: call.method, path: call.path, key: call.key, body: call.body, replayed: false, error: error instanceof Error ? error.name : "error", elapsedMs: performance.now() - sentAt });
       return error instanceof Error ? error : new Error(String(error));
     }
     if (status >= 500) return new PspServerError(status, errorBodySchema.safeParse(safeJson(text)).data?.error.type);

@@ -10,6 +10,15 @@ function loadEnv(extra: Record<string, string>) {
   });
 }
 
+/** `next.config.ts` as Next.js loads it in `phase`: its default export is called with the phase. */
+function loadNextConfig(phase: string, extra: Record<string, string>) {
+  const { ADMIN_PASSWORD: _unset, ...inherited } = process.env;
+  return spawnSync(process.execPath, ["--import", "tsx", "-e", `const { default: config } = await import("./next.config.ts"); config(${JSON.stringify(phase)});`], {
+    env: { ...inherited, NODE_ENV: "production", ...extra },
+    encoding: "utf8",
+  });
+}
+
 describe("the environment", () => {
   it("refuses NODE_ENV=production without ADMIN_PASSWORD, naming the variable", () => {
     const run = loadEnv({});
@@ -26,5 +35,15 @@ describe("the environment", () => {
     const run = loadEnv({ ADMIN_PASSWORD: "short" });
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain("ADMIN_PASSWORD: must be at least 8 characters");
+  });
+
+  it("is checked by next.config.ts: `next build` refuses a bad setting, naming it, and needs no admin password yet", () => {
+    const bad = loadNextConfig("phase-production-build", { PSP_PORT: "4190" });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain("PSP_PORT: is a port that fetch refuses");
+    expect(loadNextConfig("phase-production-build", {}).status).toBe(0);
+    const serving = loadNextConfig("phase-production-server", {});
+    expect(serving.status).not.toBe(0);
+    expect(serving.stderr).toContain("ADMIN_PASSWORD: required when NODE_ENV=production");
   });
 });

@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { database } from "../../db/client";
 import { authenticate, DEMO_OPERATOR, OperatorRole, type Operator } from "../../server/admin/operators";
-import { env } from "../../server/env";
+import { DEMO_ADMIN_PASSWORD, env } from "../../server/env";
 import { newTenant, type TestTenant } from "../idempotency/fixture";
 import { trpcError } from "../support/api";
 import { callerWith, newOperator, OPERATOR_PASSWORD, seedKeys, sessionCookie } from "./support";
@@ -114,16 +114,16 @@ describe("an operator's sessions", () => {
 
 describe("the demo operator", () => {
   it("exists in demo mode with the demo password, labelled demo, and does not sign in once demo mode is off", async () => {
-    env.ADMIN_PASSWORD = "demo-admin";
+    env.ADMIN_PASSWORD = DEMO_ADMIN_PASSWORD;
     env.DEMO_MODE = true;
     const { db } = database();
-    expect(await authenticate(db, DEMO_OPERATOR, "demo-admin")).toEqual({ name: DEMO_OPERATOR, role: OperatorRole.Operator, demo: true });
+    expect(await authenticate(db, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toEqual({ name: DEMO_OPERATOR, role: OperatorRole.Operator, demo: true });
     expect(await authenticate(db, DEMO_OPERATOR, "wrong-password")).toBeUndefined();
     const [row] = await database().sql<{ demo: boolean; password_hash: string }[]>`select demo, password_hash from admin_operators where name = ${DEMO_OPERATOR}`;
     expect(row).toMatchObject({ demo: true });
-    expect(row!.password_hash).not.toContain("demo-admin");
+    expect(row!.password_hash).not.toContain(DEMO_ADMIN_PASSWORD);
     env.DEMO_MODE = false;
-    expect(await authenticate(db, DEMO_OPERATOR, "demo-admin")).toBeUndefined();
+    expect(await authenticate(db, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toBeUndefined();
   });
 });
 

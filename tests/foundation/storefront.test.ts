@@ -8,6 +8,7 @@ import { POST } from "../../app/api/trpc/[trpc]/route";
 import { database } from "../../db/client";
 import { DEMO_TENANT } from "../../db/seed";
 import { env } from "../../server/env";
+import { createCaller, createContextInner } from "../../server/app";
 import { newKey, newTenant } from "../support/api";
 
 const pay = async (key: string) => {
@@ -46,5 +47,27 @@ describe("the storefront with demo mode off", () => {
     const key = newKey("storefront-demo");
     expect((await pay(key)).status).toBe(200);
     expect(await paymentsUnder(key)).toEqual([{ tenant_id: DEMO_TENANT.id }]);
+  });
+
+  it("quotes a cart as the order then charges it, formatted on the server (the page computes no money)", async () => {
+    const tenant = await newTenant("storefront-quote");
+    env.STOREFRONT_TENANT_ID = tenant.id;
+    const [cheap, dear] = await database().sql<{ sku: string; price_minor: number }[]>`select sku, price_minor::int from products order by price_minor, sku limit 2`;
+    const items = [
+      { sku: cheap!.sku, quantity: 3 },
+      { sku: dear!.sku, quantity: 7 },
+    ];
+    const caller = createCaller(await createContextInner({ headers: new Headers({ "Idempotency-Key": newKey("storefront-quote") }) }));
+    const quote = await caller.checkout.quote({ items });
+    const expected = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, "0")}`;
+    expect(quote.lines.map((l) => [l.sku, l.amount])).toEqual([
+      [cheap!.sku, expected(cheap!.price_minor * 3)],
+      [dear!.sku, expected(dear!.price_minor * 7)],
+    ]);
+    expect(quote.subtotal).toBe(expected(cheap!.price_minor * 3 + dear!.price_minor * 7));
+    const order = await caller.checkout.pay({ items, destination: "acct_test_storefront" });
+    expect(order.total).toBe(quote.subtotal);
+    expect(order.items.map((i) => i.amount)).toEqual(quote.lines.map((l) => l.amount));
+    await expect(caller.checkout.quote({ items: [{ sku: "no-such-sku", quantity: 1 }] })).rejects.toMatchObject({ code: "BAD_REQUEST" });
   });
 });

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { POST, GET } from "../../app/api/trpc/[trpc]/route";
 import { database } from "../../db/client";
 import { DEMO_TENANT } from "../../db/seed";
-import { env } from "../../server/env";
+import { DEMO_ADMIN_PASSWORD, env } from "../../server/env";
 import { createRun } from "../../server/lab/runs";
 import { LAB_RUN_HEADER, LabTarget, labKeyOf, scenarioById } from "../../server/lab/scenarios";
 
@@ -111,7 +111,7 @@ describe("the environment", () => {
     const refused = load({ DEMO_MODE: "true", ADMIN_PASSWORD: "a real and long password" });
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain("DEMO_MODE: only with the demo secrets");
-    expect(load({ DEMO_MODE: "true", ADMIN_PASSWORD: "demo-admin" }).status).toBe(0);
+    expect(load({ DEMO_MODE: "true", ADMIN_PASSWORD: DEMO_ADMIN_PASSWORD }).status).toBe(0);
     expect(load({ ADMIN_PASSWORD: "a real and long password" }).status).toBe(0);
   });
 });

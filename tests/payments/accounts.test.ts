@@ -1,7 +1,16 @@
 /** Accounts: deposits and withdrawals, currencies, a balance that never goes below zero. */
 import { describe, expect, it } from "vitest";
-import { api, ledgerFor, newKey, newTenant } from "../support/api";
+import { database } from "../../db/client";
+import { createCaller, createContextInner, openApiDocument } from "../../server/app";
+import { api, ledgerFor, newKey, newTenant, trpcError, type Tenant } from "../support/api";
 import { accountBalance, expectProblem, expectRefusal, ledgerWhere } from "./support";
+
+const trpcAs = async (tenant: Tenant) => createCaller(await createContextInner({ tenant, headers: new Headers() }));
+
+async function movementRows(accountId: string) {
+  return database().sql<{ id: string; type: string; amount_minor: number; balance_after_minor: number; idempotency_key: string }[]>`
+    select id, type, amount_minor::int, balance_after_minor::int, idempotency_key from account_movements where account_id = ${accountId} order by created_at, id`;
+}
 
 describe("accounts", () => {
   it("create, deposit, withdraw, get: balances and the ledger move together", async () => {
@@ -69,5 +78,60 @@ describe("accounts", () => {
     expectProblem(await api(other).post(`/v1/accounts/${id}/deposits`, { amount: "1.00", currency: "EUR" }, newKey("gift")), 404, "not-found");
     expect(await accountBalance(id)).toBe(1000);
     expect(await ledgerWhere({ tenantId: other.id })).toHaveLength(0);
+  });
+
+  it("deposits and withdrawals are stored once per key and read back over REST and tRPC; another tenant's are 404", async () => {
+    const [owner, other] = await Promise.all([newTenant("movements"), newTenant("movements-other")]);
+    const id = (await api(owner).post("/v1/accounts", { currency: "EUR" }, newKey("acct"))).body.id as string;
+    const dk = newKey("deposit");
+    const deposit = await api(owner).post(`/v1/accounts/${id}/deposits`, { amount: "40.00", currency: "EUR" }, dk);
+    expect(deposit.status, deposit.text).toBe(201);
+    expect((await api(owner).post(`/v1/accounts/${id}/deposits`, { amount: "40.00", currency: "EUR" }, dk)).text).toBe(deposit.text);
+    const wk = newKey("withdraw");
+    const withdrawal = await api(owner).post(`/v1/accounts/${id}/withdrawals`, { amount: "15.50", currency: "EUR" }, wk);
+    expect(withdrawal.status, withdrawal.text).toBe(201);
+    const depositId = deposit.body.id as string;
+    const withdrawalId = withdrawal.body.id as string;
+
+    expect(await movementRows(id)).toEqual([
+      { id: depositId, type: "deposit", amount_minor: 4000, balance_after_minor: 4000, idempotency_key: dk },
+      { id: withdrawalId, type: "withdrawal", amount_minor: 1550, balance_after_minor: 2450, idempotency_key: wk },
+    ]);
+
+    const gotDeposit = await api(owner).get(`/v1/deposits/${depositId}`);
+    expect(gotDeposit.status, gotDeposit.text).toBe(200);
+    expect(gotDeposit.body).toEqual(deposit.body);
+    const gotWithdrawal = await api(owner).get(`/v1/withdrawals/${withdrawalId}`);
+    expect(gotWithdrawal.status, gotWithdrawal.text).toBe(200);
+    expect(gotWithdrawal.body).toEqual(withdrawal.body);
+    const listed = await api(owner).get(`/v1/accounts/${id}/movements`);
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.data).toEqual([withdrawal.body, deposit.body]);
+
+    const caller = await trpcAs(owner);
+    expect(await caller.accounts.getDeposit({ id: depositId })).toEqual(deposit.body);
+    expect(await caller.accounts.getWithdrawal({ id: withdrawalId })).toEqual(withdrawal.body);
+    expect(await caller.accounts.movements({ id, limit: 1 })).toEqual({ data: [withdrawal.body] });
+
+    // A withdrawal is not a deposit, and another tenant sees neither.
+    expectProblem(await api(owner).get(`/v1/deposits/${withdrawalId}`), 404, "not-found");
+    expectProblem(await api(other).get(`/v1/deposits/${depositId}`), 404, "not-found");
+    expectProblem(await api(other).get(`/v1/withdrawals/${withdrawalId}`), 404, "not-found");
+    expectProblem(await api(other).get(`/v1/accounts/${id}/movements`), 404, "not-found");
+    expect((await trpcError((await trpcAs(other)).accounts.getDeposit({ id: depositId }))).code).toBe("NOT_FOUND");
+  });
+
+  it("a refused withdrawal stores no movement", async () => {
+    const tenant = await newTenant("movements-refused");
+    const id = (await api(tenant).post("/v1/accounts", { currency: "EUR" }, newKey("acct"))).body.id as string;
+    expectRefusal(await api(tenant).post(`/v1/accounts/${id}/withdrawals`, { amount: "1.00", currency: "EUR" }, newKey("overdraw")));
+    expect(await movementRows(id)).toEqual([]);
+  });
+
+  it("the OpenAPI document lists the read-back of deposits and withdrawals", () => {
+    const { paths } = openApiDocument();
+    expect(paths["/v1/deposits/{id}"]).toHaveProperty("get");
+    expect(paths["/v1/withdrawals/{id}"]).toHaveProperty("get");
+    expect(paths["/v1/accounts/{id}/movements"]).toHaveProperty("get");
   });
 });

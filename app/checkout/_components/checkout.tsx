@@ -8,6 +8,7 @@
 import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import { TRPCClientError } from "@trpc/client";
+import type { Quote } from "@/server/orders/pricing";
 import { createIntentStore, signatureOf } from "@/server/idempotency/client/intent";
 import type { Attempt } from "@/server/idempotency/client/link";
 import { useAttempts } from "./use-attempts";
@@ -18,9 +19,6 @@ import { NOT_CONFIRMED, shopperMessage, type Problem } from "./messages";
 
 type Product = { sku: string; name: string; description: string; price: string; currency: string };
 type PayInput = { items: { sku: string; quantity: number }[]; couponCode?: string; destination: string };
-
-const toCents = (price: string) => Math.round(Number(price) * 100);
-const money = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
 
 const NOTES: Partial<Record<Attempt["outcome"], (n: number) => string>> = {
   "network-error": (n) => `Connection lost — retrying safely (attempt ${n + 1})`,
@@ -54,6 +52,30 @@ function useIntentSnapshot(): [intentKey: string, flightKey: string] {
   return [intentKey, flightKey];
 }
 
+/**
+ * The server's price of these items (server/orders/pricing.ts), or undefined
+ * while it is asked for: an answer for an older cart is never shown.
+ */
+function useQuote(items: { sku: string; quantity: number }[]): Quote | undefined {
+  const signature = JSON.stringify(items);
+  const [answered, setAnswered] = useState<{ signature: string; quote: Quote }>();
+  useEffect(() => {
+    if (items.length === 0) return;
+    let current = true;
+    checkoutClient.checkout.quote.query({ items }).then(
+      (quote) => current && setAnswered({ signature, quote }),
+      // Offline or a server problem: the amounts stay "…" until the cart changes or the page reloads.
+      () => undefined,
+    );
+    return () => {
+      current = false;
+    };
+    // The signature stands for the items.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [signature]);
+  return answered?.signature === signature ? answered.quote : undefined;
+}
+
 export function Checkout({ products }: { products: Product[] }) {
   const router = useRouter();
   const [cart, update] = useCart();
@@ -66,10 +88,9 @@ export function Checkout({ products }: { products: Product[] }) {
   const bySku = useMemo(() => new Map(products.map((p) => [p.sku, p])), [products]);
   const lines = cart.items.flatMap((i) => {
     const product = bySku.get(i.sku);
-    return product ? [{ ...i, product, cents: toCents(product.price) * i.quantity }] : [];
+    return product ? [{ ...i, product }] : [];
   });
-  const subtotal = lines.reduce((s, l) => s + l.cents, 0);
-  const currency = products[0]?.currency ?? "EUR";
+  const quote = useQuote(lines.map((l) => ({ sku: l.sku, quantity: l.quantity })));
 
   /** One attempt of the payment (the link retries inside it); resolves to what to show, if anything. */
   async function send(input: PayInput, idempotencyKey: string): Promise<Result | undefined> {
@@ -193,9 +214,7 @@ export function Checkout({ products }: { products: Product[] }) {
                       </button>
                     </div>
                   </td>
-                  <td className="num">
-                    {money(l.cents)} {currency}
-                  </td>
+                  <td className="num">{quote ? `${quote.lines.find((q) => q.sku === l.sku)?.amount} ${quote.currency}` : "…"}</td>
                 </tr>
               ))}
             </tbody>
@@ -224,7 +243,7 @@ export function Checkout({ products }: { products: Product[] }) {
           </label>
           {/* Busy, not disabled: a second click is harmless (it joins the running attempt), and the attempts list shows it did. */}
           <button type="submit" disabled={lines.length === 0} aria-busy={busy} className={busy ? "busy" : undefined}>
-            Pay {money(subtotal)} {currency}
+            Pay {quote ? `${quote.subtotal} ${quote.currency}` : "…"}
             {cart.couponCode.trim() ? " (before coupon)" : ""}
             {busy ? <span className="button-note"> — paying…</span> : null}
           </button>

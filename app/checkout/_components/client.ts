@@ -1,12 +1,11 @@
 /**
- * The checkout's tRPC client: idempotent mutations go unbatched through the
- * idempotency link (same key on every retry); every attempt is recorded per
- * key in sessionStorage so the page — and the confirmation after it — can
- * show what happened.
+ * The checkout's tRPC client: the app's one client (app/_trpc/client.tsx),
+ * with every attempt of an idempotent mutation recorded per key in
+ * sessionStorage so the page — and the confirmation after it — can show
+ * what happened.
  */
-import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
-import type { AppRouter } from "@/server/app";
-import { idempotencyHeaders, idempotencyLink, type Attempt } from "@/server/idempotency/client/link";
+import type { Attempt } from "@/server/idempotency/client/link";
+import { createAppClient } from "../../_trpc/client";
 
 const ATTEMPTS = "eo-checkout:attempts:";
 
@@ -41,13 +40,4 @@ export function onAttempt(listener: (attempt: Attempt) => void): () => void {
   return () => listeners.delete(listener);
 }
 
-export const checkoutClient = createTRPCClient<AppRouter>({
-  links: [
-    idempotencyLink({ onAttempt: record }),
-    splitLink({
-      condition: (op) => op.type === "mutation",
-      true: httpLink({ url: "/api/trpc", headers: idempotencyHeaders }),
-      false: httpBatchLink({ url: "/api/trpc" }),
-    }),
-  ],
-});
+export const checkoutClient = createAppClient({ onAttempt: record });

@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { demoCaller } from "@/server/caller";
-import { chargeAttemptsOf } from "@/server/payments/charge-attempts";
 import { AttemptsPanel } from "../../_components/attempts-panel";
 import { ProviderCalls } from "../../_components/provider-calls";
 
@@ -11,8 +10,10 @@ export const dynamic = "force-dynamic";
 export default async function ConfirmationPage({ params, searchParams }: { params: Promise<{ orderId: string }>; searchParams: Promise<{ key?: string }> }) {
   const { orderId } = await params;
   const { key } = await searchParams;
-  const order = await (await demoCaller()).checkout.order({ id: orderId }).catch(() => undefined);
+  const caller = await demoCaller();
+  const order = await caller.checkout.order({ id: orderId }).catch(() => undefined);
   if (!order) notFound();
+  const attempts = order.payment ? (await caller.payments.attempts({ id: order.payment.id })).data : [];
   return (
     <div className="stack">
       <section className="card confirmed">
@@ -47,7 +48,7 @@ export default async function ConfirmationPage({ params, searchParams }: { param
           <a href="/checkout">Back to the shop</a>
         </p>
       </section>
-      {order.payment ? <ProviderCalls calls={chargeAttemptsOf(order.payment.id)} /> : null}
+      <ProviderCalls calls={attempts} />
       {key && <AttemptsPanel idempotencyKey={key} />}
     </div>
   );

@@ -1,11 +1,9 @@
-/** The product catalog: the demo catalog every tenant starts with. */
+/** The product catalog as the API and the storefront show it: cheapest first, prices formatted by server/money.ts. */
 import { asc } from "drizzle-orm";
 import { z } from "zod";
-import { strictInput } from "../input";
+import type { Db } from "../../db/client";
 import { products } from "../../db/schema";
 import { formatMinor } from "../money";
-import { tenantProcedure, router } from "../trpc";
-import type { Db } from "../../db/client";
 
 export const productSchema = z.object({
   sku: z.string(),
@@ -15,6 +13,8 @@ export const productSchema = z.object({
   currency: z.string(),
 });
 
+export const catalogSchema = z.object({ data: z.array(productSchema) });
+
 export async function listProducts(db: Db) {
   const rows = await db
     .select({ sku: products.sku, name: products.name, description: products.description, priceMinor: products.priceMinor, currency: products.currency })
@@ -22,11 +22,3 @@ export async function listProducts(db: Db) {
     .orderBy(asc(products.priceMinor), asc(products.sku));
   return rows.map(({ priceMinor, ...p }) => ({ ...p, price: formatMinor(priceMinor) }));
 }
-
-export const catalogRouter = router({
-  list: tenantProcedure
-    .meta({ rest: { method: "GET", path: "/v1/products", summary: "List the product catalog", tags: ["catalog"] } })
-    .input(strictInput({}).optional())
-    .output(z.object({ data: z.array(productSchema) }))
-    .query(async ({ ctx }) => ({ data: await listProducts(ctx.db) })),
-});

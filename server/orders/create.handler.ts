@@ -1,0 +1,29 @@
+/**
+ * `orders.create`, and the storefront's `checkout.pay` on its own base: place
+ * the order, then charge it, as one recoverable operation.
+ */
+import type { z } from "zod";
+import type { Db } from "../../db/client";
+import type { RecoverableHandle } from "../idempotency";
+import { chargeAndRecord } from "../payments/charge";
+import type { cartSchema } from "./create.schema";
+import { orderView } from "./order";
+import { placeOrder } from "./place";
+
+export async function createOrder(ctx: { db: Db; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: z.infer<typeof cartSchema>) {
+  const h = ctx.idempotency;
+  const tenantId = ctx.tenant.id;
+  const placed = await h.phase("placed", (tx) => placeOrder(tx, tenantId, h.key, input, input.destination));
+  if (placed.paymentId) {
+    await chargeAndRecord(h, {
+      tenantId,
+      paymentId: placed.paymentId,
+      orderId: placed.orderId,
+      amountMinor: placed.totalMinor,
+      currency: placed.currency,
+      destination: input.destination,
+      capture: true,
+    });
+  }
+  return orderView(ctx.db, tenantId, placed.orderId);
+}

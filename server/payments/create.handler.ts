@@ -1,0 +1,37 @@
+/** `payments.create`: the pending payment row in a phase of its own, then the charge through the provider (charge.ts). */
+import type { z } from "zod";
+import type { Db } from "../../db/client";
+import { payments, PaymentStatus } from "../../db/schema";
+import type { RecoverableHandle } from "../idempotency";
+import { newId } from "../ids";
+import { chargeAndRecord } from "./charge";
+import type { createPaymentInput } from "./create.schema";
+import { presentPayment } from "./present";
+import { paymentOf } from "./queries";
+
+export async function createPayment(ctx: { db: Db; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: z.infer<typeof createPaymentInput>) {
+  const h = ctx.idempotency;
+  const { paymentId } = await h.phase("created", async (tx) => {
+    const id = newId("pay");
+    await tx.insert(payments).values({
+      id,
+      tenantId: ctx.tenant.id,
+      status: PaymentStatus.Pending,
+      amountMinor: input.amount,
+      currency: input.currency,
+      destination: input.destination,
+      capture: input.capture ? "automatic" : "manual",
+      idempotencyKey: h.key,
+    });
+    return { paymentId: id };
+  });
+  await chargeAndRecord(h, {
+    tenantId: ctx.tenant.id,
+    paymentId,
+    amountMinor: input.amount,
+    currency: input.currency,
+    destination: input.destination,
+    capture: input.capture,
+  });
+  return presentPayment(await paymentOf(ctx.db, ctx.tenant.id, paymentId));
+}
