@@ -1,7 +1,7 @@
 /**
  * The environment's schema and its one check: zod, so a bad setting fails at
  * start-up with a message naming the variable, not later in a request. A
- * function of what it is given, without side effects, so `next.config.ts`
+ * function of what it is given, without side effects, so `next.config.js`
  * runs the same check once it knows whether it builds (server/env.ts runs it
  * for the app).
  */

@@ -1,6 +1,6 @@
 /**
  * The one place that reads `process.env`: parsed once at start-up by the
- * check in env-schema.ts (which `next.config.ts` also runs, so `next build`
+ * check in env-schema.ts (which `next.config.js` also runs, so `next build`
  * refuses a bad setting too).
  */
 import { parseEnv, type Env } from "./env-schema";

@@ -10,10 +10,10 @@ function loadEnv(extra: Record<string, string>) {
   });
 }
 
-/** `next.config.ts` as Next.js loads it in `phase`: its default export is called with the phase. */
+/** `next.config.js` as Next.js loads it in `phase`: its default export is called with the phase. */
 function loadNextConfig(phase: string, extra: Record<string, string>) {
   const { ADMIN_PASSWORD: _unset, ...inherited } = process.env;
-  return spawnSync(process.execPath, ["--import", "tsx", "-e", `const { default: config } = await import("./next.config.ts"); config(${JSON.stringify(phase)});`], {
+  return spawnSync(process.execPath, ["--input-type=module", "-e", `const { default: config } = await import("./next.config.js"); await config(${JSON.stringify(phase)});`], {
     env: { ...inherited, NODE_ENV: "production", ...extra },
     encoding: "utf8",
   });
@@ -37,7 +37,7 @@ describe("the environment", () => {
     expect(run.stderr).toContain("ADMIN_PASSWORD: must be at least 8 characters");
   });
 
-  it("is checked by next.config.ts: `next build` refuses a bad setting, naming it, and needs no admin password yet", () => {
+  it("is checked by next.config.js: `next build` refuses a bad setting, naming it, and needs no admin password yet", () => {
     const bad = loadNextConfig("phase-production-build", { PSP_PORT: "4190" });
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain("PSP_PORT: is a port that fetch refuses");

