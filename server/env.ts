@@ -119,6 +119,10 @@ const schema = z.object({
       ctx.addIssue({ code: "custom", message: 'must be "false", a number of hops, or comma-separated IP addresses' });
       return z.NEVER;
     }),
+  /** A bearer token that lets a scraper off this machine read /api/metrics (loopback needs none); unset: loopback only. */
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Where traces go over OTLP/HTTP (an OpenTelemetry collector's base URL); unset: tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /**
    * The tenant id the storefront (/checkout) sells for when demo mode is off. Unset: outside
    * demo mode the storefront is off (404), so no deployment charges as the demo tenant by accident.

@@ -22,6 +22,7 @@ import type { Context } from "./context";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "./idempotency";
 import { idempotencyRuntime } from "./keys/runtime";
+import { instrument } from "./observability";
 import { env, isDemoMode } from "./env";
 import { tenantById, tenantForToken } from "./tenants/service";
 import { bearerToken } from "./tenants/tokens";
@@ -70,7 +71,7 @@ export const createCallerFactory = t.createCallerFactory;
  * Domain errors thrown anywhere below, and a database that is away (503, safe
  * to retry), surface with their own code instead of INTERNAL_SERVER_ERROR.
  */
-export const publicProcedure = t.procedure.use(async ({ next }) => {
+export const publicProcedure = t.procedure.use(instrument.procedure).use(async ({ next }) => {
   const result = await next();
   if (!result.ok && (result.error.cause instanceof DomainError || isDatabaseUnavailable(result.error.cause))) {
     return { ...result, error: toTRPCError(result.error.cause) };
@@ -114,7 +115,7 @@ export const operatorProcedure = adminProcedure.use(({ ctx, next }) => {
   return next();
 });
 
-const idempotency = createIdempotencyProcedures(idempotencyRuntime);
+const idempotency = instrument.procedures(createIdempotencyProcedures(instrument.runtime(idempotencyRuntime)));
 
 /**
  * The shop's own pages act as one tenant, server-side: the browser never

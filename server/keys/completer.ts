@@ -38,6 +38,7 @@ import {
   type DueKey,
 } from "../idempotency";
 import { logger } from "../logger";
+import { instrument } from "../observability";
 import { recordEvent } from "./events";
 
 /**
@@ -213,7 +214,7 @@ export async function completeDueKeys(options: RunOptions = {}): Promise<KeyOutc
     limit: options.limit ?? 20,
     ...definedOnly({ tenantId: options.tenantId, key: options.key, force: options.force }),
   });
-  return Promise.all(due.map((d) => runKey(sql, d, registered.get(d.procedure)!, policy)));
+  return Promise.all(due.map((d) => instrument.completerRun(d.procedure, () => runKey(sql, d, registered.get(d.procedure)!, policy))));
 }
 
 function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {

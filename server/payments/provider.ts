@@ -2,6 +2,7 @@
 import { env } from "../env";
 import { providerFetch } from "../lab/faults";
 import { traceProviderCall } from "../lab/trace";
+import { instrument } from "../observability";
 import { createPspClient, type PspClient } from "../psp/client";
 import { noteChargeAttempt } from "./charge-attempts";
 
@@ -15,7 +16,7 @@ export function psp(): PspClient {
   if (cached?.key !== key) cached = { client: createPspClient({
       baseUrl: pspUrl(),
       timeoutMs: env.PSP_TIMEOUT_MS,
-      fetch: providerFetch,
+      fetch: instrument.providerFetch(providerFetch),
       observe: (call) => {
         noteChargeAttempt(call);
         traceProviderCall(call);

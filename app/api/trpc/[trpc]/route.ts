@@ -3,6 +3,7 @@ import { createContextInner } from "@/server/context";
 import { checkAdminChange } from "@/server/admin/origin";
 import { DomainError, publicProblem } from "@/server/errors";
 import { throughLab } from "@/server/lab/edge";
+import { instrument } from "@/server/observability";
 import { readJsonBody } from "@/server/rest/body";
 import { problemResponse } from "@/server/rest/respond";
 import { appRouter } from "@/server/root";
@@ -74,4 +75,7 @@ async function POST(req: Request): Promise<Response> {
   return throughLab(new Request(req.url, { method: "POST", headers: req.headers, body: text }), procedures, handleWith(procedures.length === 1 ? text : undefined));
 }
 
-export { GET, POST };
+const observedGet = instrument.http("/api/trpc/[trpc]", GET);
+const observedPost = instrument.http("/api/trpc/[trpc]", POST);
+
+export { observedGet as GET, observedPost as POST };
