@@ -8,6 +8,7 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type TextMapGetter } from "@opentelemetry/api";
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "@opentelemetry/semantic-conventions";
 import { metrics } from "./metrics";
+import { observing } from "./switch";
 import { tracer } from "./tracing";
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
@@ -19,6 +20,7 @@ const fromHeaders: TextMapGetter<Headers> = {
 
 export function observeHttp(route: string, handler: (req: Request) => Promise<Response>): (req: Request) => Promise<Response> {
   return (req) => {
+    if (!observing()) return handler(req);
     // Semantic conventions: a method outside the known set is "_OTHER", so a client cannot mint label values.
     const method = KNOWN_METHODS.has(req.method) ? req.method : "_OTHER";
     const parent = trace.getActiveSpan() ? context.active() : propagation.extract(context.active(), req.headers, fromHeaders);

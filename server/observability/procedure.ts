@@ -16,6 +16,7 @@ import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
 import { IdempotencyEventType as E, type IdempotencyEvent } from "../idempotency";
 import { metrics, RequestOutcome } from "./metrics";
+import { observing } from "./switch";
 import { tracer } from "./tracing";
 
 type Scope = {
@@ -57,6 +58,8 @@ type Result = { ok: true } | { ok: false; error: TRPCError };
 
 /** The outermost middleware of every procedure. */
 export async function observeProcedure<R extends Result>(opts: { path: string; meta?: { idempotent?: boolean }; next: () => Promise<R> }): Promise<R> {
+  // Off, no scope is opened: the acquisition, handler and event hooks below find none and do nothing either.
+  if (!observing()) return opts.next();
   const started = performance.now();
   const scope: Scope = { procedure: opts.path, events: [] };
   return tracer().startActiveSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, async (span) => {

@@ -9,6 +9,7 @@ import { context, propagation, SpanKind, SpanStatusCode, trace } from "@opentele
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_FULL } from "@opentelemetry/semantic-conventions";
 import { metrics } from "./metrics";
 import { currentHandlerSpan } from "./procedure";
+import { observing } from "./switch";
 import { tracer } from "./tracing";
 
 /** The provider's routes as fixed names: a label never carries a charge id or a key. */
@@ -32,6 +33,7 @@ export function providerOperation(method: string, pathname: string): { operation
 /** The provider client's transport, observed. */
 export function observedProviderFetch(inner: typeof fetch): typeof fetch {
   return (input, init) => {
+    if (!observing()) return inner(input, init);
     const url = new URL(input instanceof Request ? input.url : String(input));
     const method = (init?.method ?? "GET").toUpperCase();
     const { operation } = providerOperation(method, url.pathname);
