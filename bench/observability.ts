@@ -70,9 +70,9 @@ function render(rows: Row[], setup: string): string {
   return `${lines.join("\n")}\n`;
 }
 
-export async function runObservabilityBench(transports: Transport[], stored: Stored, rounds: number, load: Load, setup: string): Promise<string> {
+export async function runObservabilityBench(transports: Transport[], stored: Stored, rounds: number, load: Load, setup: string, sampleRatio: number): Promise<string> {
   const sink = await otlpSink();
-  startTracing({ serviceName: "exactly-once-bench", endpoint: sink.url });
+  startTracing({ serviceName: "exactly-once-bench", endpoint: sink.url, sampleRatio });
   try {
     const rows: Row[] = [];
     for (const t of transports) {

@@ -56,6 +56,8 @@ const { values } = parseArgs({
     "sweep-keys": { type: "string", default: "1000000" },
     /** Only the fresh-key write and the replay with metrics and tracing off and on. */
     observability: { type: "boolean", default: false },
+    /** With --observability: the share of traces recorded (OTEL_TRACES_SAMPLER_ARG), 1 by default. */
+    "trace-ratio": { type: "string", default: "1" },
   },
 });
 const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability">) => {
@@ -108,8 +110,9 @@ async function main() {
       const transports = [local, await overHttp(tenantWithToken, load.concurrency)];
       try {
         for (const t of transports) await warmUp(t, stored[0]!.paymentId);
-        const setup = `PostgreSQL ${version}, ${availableParallelism()} cores, concurrency ${load.concurrency}, ${rounds} rounds of ${load.durationMs / 1000} s`;
-        return process.stdout.write(await runObservabilityBench(transports, stored, rounds, load, setup));
+        const ratio = positive("trace-ratio");
+        const setup = `traces sampled ${ratio * 100} %, PostgreSQL ${version}, ${availableParallelism()} cores, concurrency ${load.concurrency}, ${rounds} rounds of ${load.durationMs / 1000} s`;
+        return process.stdout.write(await runObservabilityBench(transports, stored, rounds, load, setup, ratio));
       } finally {
         for (const t of transports) await t.close();
       }

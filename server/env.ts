@@ -123,6 +123,8 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** Where traces go over OTLP/HTTP (an OpenTelemetry collector's base URL); unset: tracing is off. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** The share of new traces recorded, 0 to 1 (OpenTelemetry's name; the sampler is always parent-based ratio). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   /**
    * The tenant id the storefront (/checkout) sells for when demo mode is off. Unset: outside
    * demo mode the storefront is off (404), so no deployment charges as the demo tenant by accident.

@@ -8,6 +8,7 @@
 import { initTRPC } from "@trpc/server";
 import type { IdempotencyRuntime } from "../idempotency";
 import { countExpiredDeleted, observeCompleterRun } from "./background";
+import { startHealthWindow } from "./health";
 import { observeHttp } from "./http";
 import { observeAcquisition, observeHandler, observeKeyEvent, observeProcedure } from "./procedure";
 import { observedProviderFetch } from "./psp";
@@ -47,7 +48,8 @@ export const instrument = {
   http: observeHttp,
 };
 
-/** Tracing for this process when an OTLP endpoint is configured; metrics need no start. */
-export function startObservability(options: { serviceName: string; otlpEndpoint?: string }): boolean {
-  return startTracing({ serviceName: options.serviceName, endpoint: options.otlpEndpoint });
+/** Tracing for this process when an OTLP endpoint is configured, and the dashboard's five-minute window of the counters. */
+export function startObservability(options: { serviceName: string; otlpEndpoint?: string; sampleRatio?: number }): boolean {
+  startHealthWindow();
+  return startTracing({ serviceName: options.serviceName, endpoint: options.otlpEndpoint, sampleRatio: options.sampleRatio });
 }

@@ -10,7 +10,7 @@
 import { trace, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, NodeTracerProvider, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-node";
+import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type SpanExporter } from "@opentelemetry/sdk-trace-node";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 
 export type TracingOptions = {
@@ -19,6 +19,12 @@ export type TracingOptions = {
   endpoint?: string;
   /** Spans go here, each as it ends (tests: an in-memory exporter). */
   exporter?: SpanExporter;
+  /**
+   * The share of new traces recorded (1: all). A trace a caller started is
+   * recorded when the caller recorded it (its `traceparent` flag), so one
+   * payment is always whole or absent across the app and the provider.
+   */
+  sampleRatio?: number;
 };
 
 const holder = globalThis as { __eoTracing?: NodeTracerProvider };
@@ -31,7 +37,11 @@ export function startTracing(options: TracingOptions): boolean {
     ...(options.exporter ? [new SimpleSpanProcessor(options.exporter)] : []),
   ];
   if (processors.length === 0) return false;
-  const provider = new NodeTracerProvider({ resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }), spanProcessors: processors });
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio ?? 1) }),
+    spanProcessors: processors,
+  });
   provider.register();
   holder.__eoTracing = provider;
   return true;
