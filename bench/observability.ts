@@ -17,7 +17,7 @@ import { drive, median, type Load, type Sample } from "./measure";
 import { inputFor, type Stored } from "./scenarios";
 import type { Transport } from "./transports";
 
-export const OBSERVABILITY_TARGET = 1.03;
+const OBSERVABILITY_TARGET = 1.03;
 
 /** An OTLP/HTTP endpoint that accepts every export and keeps nothing. */
 async function otlpSink(): Promise<{ url: string; close: () => Promise<void> }> {

@@ -11,14 +11,14 @@ import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { projectRoot } from "../../db/cluster-home";
 
-export const PROMETHEUS_BIN = "/usr/bin/prometheus";
-export const ALERT_RULES = path.join(projectRoot, "ops/prometheus/alerts.yml");
+const PROMETHEUS_BIN = "/usr/bin/prometheus";
+const ALERT_RULES = path.join(projectRoot, "ops/prometheus/alerts.yml");
 /** Prometheus's own default port; not one fetch refuses (see BAD_PORTS). */
 export const DEFAULT_PROMETHEUS_PORT = 9090;
 
 const READY_TIMEOUT_MS = 30_000;
 
-export type PrometheusOptions = { port: number; targets: string[]; runDir: string };
+type PrometheusOptions = { port: number; targets: string[]; runDir: string };
 
 /** The scrape configuration: one job, every instance a target. */
 export function prometheusConfig(targets: string[]): string {

@@ -11,7 +11,7 @@ import { availability } from "../../db/availability";
 import { refreshKeyStates } from "./key-states";
 import { metrics, RequestOutcome } from "./metrics";
 
-export const HEALTH_WINDOW_MS = 5 * 60_000;
+const HEALTH_WINDOW_MS = 5 * 60_000;
 const SAMPLE_EVERY_MS = 15_000;
 
 /** The counters the strip rates, each a running total. */
@@ -28,7 +28,7 @@ type Totals = {
 };
 type Sample = { at: number; totals: Totals };
 
-export type HealthStrip = {
+type HealthStrip = {
   windowSeconds: number;
   /** How much each counter grew over the window (Prometheus's `increase`). */
   increase: Totals;

@@ -9,11 +9,11 @@ import { availability } from "../../db/availability";
 import { isExpired, isStale, KeyState, needsAttention } from "../idempotency";
 import { metrics } from "./metrics";
 
-export const KEY_STATES_REFRESH_MS = 5_000;
+const KEY_STATES_REFRESH_MS = 5_000;
 
-export type KeyStateCounts = { in_progress: number; stale: number; needs_attention: number };
+type KeyStateCounts = { in_progress: number; stale: number; needs_attention: number };
 
-export async function countKeyStates(q: Sql): Promise<KeyStateCounts> {
+async function countKeyStates(q: Sql): Promise<KeyStateCounts> {
   const [row] = await q<KeyStateCounts[]>`
     select count(*) filter (where not ${isExpired(q, "k")})::int as in_progress,
            count(*) filter (where ${isStale(q, "k")})::int as stale,

@@ -54,7 +54,7 @@ function create() {
   };
 }
 
-export type Metrics = ReturnType<typeof create>;
+type Metrics = ReturnType<typeof create>;
 
 const holder = globalThis as { __eoMetrics?: Metrics };
 

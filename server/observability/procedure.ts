@@ -34,7 +34,7 @@ const scopes = new AsyncLocalStorage<Scope>();
 export const currentHandlerSpan = (): Span | undefined => scopes.getStore()?.handler;
 
 /** How the request ended, from what happened to its key; undefined when it never reached the key. */
-export function outcomeOf(events: readonly IdempotencyEvent["type"][]): RequestOutcome | undefined {
+function requestOutcome(events: readonly IdempotencyEvent["type"][]): RequestOutcome | undefined {
   const has = (type: IdempotencyEvent["type"]) => events.includes(type);
   if (has(E.Mismatch)) return RequestOutcome.Mismatch;
   if (has(E.Conflict)) return RequestOutcome.Conflict;
@@ -68,7 +68,7 @@ export async function observeProcedure<R extends Result>(opts: { path: string; m
       if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
       if (opts.meta?.idempotent) {
         // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
-        const outcome = outcomeOf(scope.events) ?? (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? RequestOutcome.Failed : undefined);
+        const outcome = requestOutcome(scope.events) ?? (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? RequestOutcome.Failed : undefined);
         if (outcome) {
           const m = metrics();
           m.requests.inc({ procedure: opts.path, outcome });

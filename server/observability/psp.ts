@@ -25,7 +25,7 @@ const OPERATIONS: [method: string, pattern: RegExp, operation: string, route: st
   ["GET", /\/health$/, "health", "/health"],
 ];
 
-export function providerOperation(method: string, pathname: string): { operation: string; route: string } {
+function providerOperation(method: string, pathname: string): { operation: string; route: string } {
   const found = OPERATIONS.find(([m, pattern]) => m === method && pattern.test(pathname));
   return found ? { operation: found[2], route: found[3] } : { operation: "other", route: "other" };
 }
