@@ -6,7 +6,8 @@
  *   (DNS rebinding, see server/edge/hosts.ts);
  * - while the instance waits for its database at start-up, or has lost it,
  *   requests get a 503 problem with Retry-After at once instead of a 500 or
- *   a hang. The health endpoint passes through and tells which of the two it is.
+ *   a hang. The health endpoint passes through and tells which of the two it
+ *   is; so do the metrics (db_up says it to Prometheus).
  */
 import { NextResponse, type NextRequest } from "next/server";
 import { availability, Phase, RETRY_AFTER_SECONDS } from "./db/availability";
@@ -15,12 +16,15 @@ import { env } from "./server/env";
 import { databaseUnavailableProblem, DomainError, problemBody, publicProblem } from "./server/errors";
 import { problemResponse } from "./server/rest/respond";
 
+const PASS_THROUGH = new Set(["/api/health", "/api/metrics"]);
+
 export function proxy(request: NextRequest) {
   if (!hostAllowed(request.headers.get("host"), env.ALLOWED_HOSTS)) {
     return problemResponse(publicProblem(new DomainError("misdirected-request", 421, "This server does not answer for that host name.")));
   }
   const { phase, databaseUp, detail } = availability();
-  if ((phase === Phase.ready && databaseUp) || request.nextUrl.pathname === "/api/health") return NextResponse.next();
+  // Health and metrics answer while the database is away: that is when they matter.
+  if ((phase === Phase.ready && databaseUp) || PASS_THROUGH.has(request.nextUrl.pathname)) return NextResponse.next();
   const problem = databaseUnavailableProblem(phase === Phase.starting ? `The service is starting (${detail}); retry shortly.` : undefined);
   return new NextResponse(problemBody(problem), {
     status: 503,

@@ -9,7 +9,9 @@
  * it, 0.5), --rounds (3), --concurrency (16), --replay-keys (2000),
  * --burst-keys (30), --burst-callers (20). `--cluster [--instances N]`
  * measures the scaled-out topology instead (bench/cluster.ts); `--sweep`
- * only the expiry sweep at scale (bench/sweep.ts; --sweep-keys, 1,000,000).
+ * only the expiry sweep at scale (bench/sweep.ts; --sweep-keys, 1,000,000);
+ * `--observability` only the CPU per operation with metrics and tracing off
+ * and on (bench/observability.ts).
  */
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -24,6 +26,7 @@ import { createFreshDatabase } from "../tests/support/database";
 import { runAdminBench } from "./admin";
 import { runCleanupBench } from "./cleanup";
 import { runClusterBench } from "./cluster";
+import { runObservabilityBench } from "./observability";
 import { runSweepBench } from "./sweep";
 import { burst } from "./burst";
 import { cpuProbe } from "./cpu";
@@ -51,9 +54,13 @@ const { values } = parseArgs({
     /** Only the expiry sweep at scale: --sweep-keys expired keys deleted while eight writers run. */
     sweep: { type: "boolean", default: false },
     "sweep-keys": { type: "string", default: "1000000" },
+    /** Only the fresh-key write and the replay with metrics and tracing off and on. */
+    observability: { type: "boolean", default: false },
+    /** With --observability: the share of traces recorded (OTEL_TRACES_SAMPLER_ARG), 1 by default. */
+    "trace-ratio": { type: "string", default: "1" },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -99,6 +106,17 @@ async function main() {
       return await runSweepBench(sql, local, load, positive("sweep-keys"));
     }
     const stored = await storeKeys(local, positive("replay-keys"), load.concurrency);
+    if (values.observability) {
+      const transports = [local, await overHttp(tenantWithToken, load.concurrency)];
+      try {
+        for (const t of transports) await warmUp(t, stored[0]!.paymentId);
+        const ratio = positive("trace-ratio");
+        const setup = `traces sampled ${ratio * 100} %, PostgreSQL ${version}, ${availableParallelism()} cores, concurrency ${load.concurrency}, ${rounds} rounds of ${load.durationMs / 1000} s`;
+        return process.stdout.write(await runObservabilityBench(transports, stored, rounds, load, setup, ratio));
+      } finally {
+        for (const t of transports) await t.close();
+      }
+    }
     for (const make of [async () => local, () => overHttp(tenantWithToken, load.concurrency)]) {
       const t = await make();
       try {

@@ -1,5 +1,5 @@
 /**
- * npm run cluster [-- --instances N --port P --instance-port P --pooler-port P --stats-port P]
+ * npm run cluster [-- --instances N --port P --instance-port P --pooler-port P --stats-port P --prometheus [--prometheus-port P]]
  *
  * The scaled-out topology on this machine (scripts/cluster/topology.ts):
  * HAProxy on 127.0.0.1:8080 in front of N (default 2) production instances
@@ -9,7 +9,8 @@
  * `npm start` uses). Ctrl-C or SIGTERM stops all of it. Everything listens on
  * loopback only, so the demo secrets (used when ADMIN_PASSWORD is unset)
  * never face a network. Generated configurations and logs are in
- * `.data/cluster/`.
+ * `.data/cluster/`. With `--prometheus`, Prometheus (default port 9090)
+ * scrapes every instance with the alert rules of ops/prometheus/alerts.yml.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -35,6 +36,8 @@ async function main(): Promise<void> {
       "instance-port": { type: "string" },
       "pooler-port": { type: "string" },
       "stats-port": { type: "string" },
+      prometheus: { type: "boolean", default: false },
+      "prometheus-port": { type: "string" },
     },
   });
   const instances = Number(values.instances);
@@ -43,6 +46,8 @@ async function main(): Promise<void> {
   const firstInstancePort = port("instance-port", values["instance-port"], 3001);
   const poolerPort = port("pooler-port", values["pooler-port"], 6432);
   const statsPort = values["stats-port"] === undefined ? undefined : port("stats-port", values["stats-port"], 0);
+  const { DEFAULT_PROMETHEUS_PORT, startPrometheus } = await import("./cluster/prometheus");
+  const prometheusPort = port("prometheus-port", values["prometheus-port"], DEFAULT_PROMETHEUS_PORT);
 
   // Until the cluster is up, a signal ends this process; what it started stops with it (their exit hooks).
   const early = (signal: NodeJS.Signals) => process.exit(signal === "SIGINT" ? 130 : 143);
@@ -55,7 +60,8 @@ async function main(): Promise<void> {
     process.env.DEMO_MODE ??= "true";
     process.stderr.write(`ADMIN_PASSWORD is unset: /admin accepts the demo password "${process.env.ADMIN_PASSWORD}".\n`);
   }
-  const { env } = await import("../server/env");
+  const { env, BAD_PORTS } = await import("../server/env");
+  if (BAD_PORTS.has(prometheusPort)) fail(`--prometheus-port ${prometheusPort} is a port that fetch refuses (WHATWG bad port); choose another`);
   const { startEmbedded } = await import("../db/bootstrap");
   const { databaseSettings } = await import("../server/database");
   const { writeRunFile } = await import("../db/run-file");
@@ -89,14 +95,24 @@ async function main(): Promise<void> {
     await stopEmbedded();
     throw error;
   });
+  const prometheus = values.prometheus
+    ? await startPrometheus({ port: prometheusPort, targets: cluster.instances.map((i) => new URL(i.url).host), runDir: path.join(stateDir, "cluster") }).catch(
+        async (error: unknown) => {
+          await cluster.stop();
+          await stopEmbedded();
+          throw error;
+        },
+      )
+    : undefined;
   // The CLIs (tenant, reconcile, keys:*) find the primary and the stand-in here, as with `npm start`.
   const removeRunFile = writeRunFile({ url: cluster.url, databaseUrl: primaryUrl, pspUrl: cluster.pspUrl, embeddedDir: embedded?.dir });
 
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    note(`${signal}: stopping HAProxy, the instances, the stand-in, PgBouncer${embedded?.owned ? " and PostgreSQL" : ""}…`);
+    note(`${signal}: stopping ${prometheus ? "Prometheus, " : ""}HAProxy, the instances, the stand-in, PgBouncer${embedded?.owned ? " and PostgreSQL" : ""}…`);
     removeRunFile();
+    await prometheus?.stop();
     await cluster.stop();
     await stopEmbedded();
     note("stopped");
@@ -114,6 +130,7 @@ async function main(): Promise<void> {
     `PostgreSQL       ${new URL(primaryUrl).host} (${embedded ? `embedded, ${embedded.dir}` : "DATABASE_URL"})`,
     `provider         ${cluster.pspUrl}`,
     statsPort ? `HAProxy stats    http://127.0.0.1:${statsPort}/` : undefined,
+    prometheus ? `Prometheus       ${prometheus.url}/alerts   (rules: ops/prometheus/alerts.yml, log: ${path.relative(process.cwd(), prometheus.logPath)})` : undefined,
     "Ctrl-C stops all of it.",
   ].filter(Boolean);
   process.stdout.write(`The cluster is up:\n${lines.map((l) => `  ${l}`).join("\n")}\n`);

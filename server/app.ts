@@ -24,6 +24,7 @@ import { createCompleter } from "./keys/completer";
 import { recordEvent } from "./keys/events";
 import { createKeysRuntime } from "./keys/runtime";
 import { createLabPlugin } from "./lab/plugin";
+import { instrument } from "./observability";
 import { ledgerRouter } from "./ledger/_router";
 import { onMovement } from "./ledger/post";
 import { logger } from "./logger";
@@ -41,12 +42,16 @@ const lab = createLabPlugin(isDemoMode);
 onMovement(lab.onMovement);
 observeProvider(lab.onProviderCall);
 plugIntoProvider(lab.provider);
+// After the lab: the metrics and the provider call's span see what the app sees, simulated faults included.
+plugIntoProvider({ transport: instrument.providerFetch });
 
 /** The app's idempotency runtime: its events go to the event log, and to the lab's diagram. */
-export const idempotencyRuntime = createKeysRuntime((event) => {
-  recordEvent(event);
-  lab.onKeyEvent(event);
-});
+export const idempotencyRuntime = instrument.runtime(
+  createKeysRuntime((event) => {
+    recordEvent(event);
+    lab.onKeyEvent(event);
+  }),
+);
 
 export const appRouter = router({
   catalog: catalogRouter,

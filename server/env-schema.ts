@@ -24,7 +24,7 @@ const durationMs = (fallback: number) => z.coerce.number().int().positive().defa
  * (https://fetch.spec.whatwg.org/#port-blocking): a service there answers curl
  * but never the app, so such a port is refused at start-up instead.
  */
-const BAD_PORTS = new Set([
+export const BAD_PORTS: ReadonlySet<number> = new Set([
   1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137,
   139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723,
   2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
@@ -126,6 +126,12 @@ const schema = z.object({
       ctx.addIssue({ code: "custom", message: 'must be "false", a number of hops, or comma-separated IP addresses' });
       return z.NEVER;
     }),
+  /** A bearer token that lets a scraper off this machine read /api/metrics (loopback needs none); unset: loopback only. */
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Where traces go over OTLP/HTTP (an OpenTelemetry collector's base URL); unset: tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** The share of new traces recorded, 0 to 1 (OpenTelemetry's name; the sampler is always parent-based ratio). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   /**
    * The tenant id the storefront (/checkout) sells for when demo mode is off. Unset: outside
    * demo mode the storefront is off (404), so no deployment charges as the demo tenant by accident.

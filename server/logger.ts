@@ -3,12 +3,15 @@
  * standard output for their result. Secrets never reach it (see `redact`).
  */
 import pino from "pino";
+import { traceFields } from "./observability/log";
 import { env } from "./env";
 
 export const logger = pino(
   {
     level: env.LOG_LEVEL,
     base: undefined,
+    // The trace a line belongs to, so a request's lines and its spans find each other.
+    mixin: traceFields,
     redact: ["authorization", "token", "*.authorization", "*.token", "headers.authorization", "password", "*.password"],
   },
   pino.destination({ fd: 2, sync: false }),

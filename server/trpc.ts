@@ -25,6 +25,7 @@ import type { Context } from "./context";
 import type { Meta } from "./meta";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "./idempotency";
+import { instrument } from "./observability";
 import { bearerToken } from "./tenants/tokens";
 
 /** A recoverable procedure's options; `resumable` lets the completer finish it (server/keys/completer.ts). */
@@ -49,7 +50,7 @@ export const createCallerFactory = t.createCallerFactory;
  * Domain errors thrown anywhere below, and a database that is away (503, safe
  * to retry), surface with their own code instead of INTERNAL_SERVER_ERROR.
  */
-export const publicProcedure = t.procedure.use(async ({ next }) => {
+export const publicProcedure = t.procedure.use(instrument.procedure).use(async ({ next }) => {
   const result = await next();
   if (!result.ok && (result.error.cause instanceof DomainError || isDatabaseUnavailable(result.error.cause))) {
     return { ...result, error: toTRPCError(result.error.cause) };
@@ -93,7 +94,7 @@ export const operatorProcedure = adminProcedure.use(({ ctx, next }) => {
 });
 
 /** Each call's runtime comes with its context: the root's, or the variant it handed this request. */
-const idempotency = createIdempotencyProcedures((ctx: TenantContext) => ctx.keys);
+const idempotency = instrument.procedures(createIdempotencyProcedures((ctx: TenantContext) => ctx.keys));
 
 /**
  * The shop's own pages act as one tenant, server-side: the browser never

@@ -10,6 +10,7 @@
 import { z } from "zod";
 import { DomainError } from "../errors";
 import { strictInput } from "../input";
+import { healthStrip } from "../observability/health";
 import { adminProcedure, operatorProcedure, router } from "../trpc";
 import { keyActivity } from "./activity.handler";
 import { listAudit, listAuditInput } from "./audit";
@@ -44,6 +45,8 @@ export const adminRouter = router({
       return { revoked: input.id };
     }),
   }),
+  /** The health strip: the metrics' own counters as rates over the last five minutes (this instance). */
+  health: adminProcedure.query(({ ctx }) => healthStrip(ctx.sql)),
   audit: router({
     list: adminProcedure.input(listAuditInput).query(({ ctx, input }) => listAudit(ctx, input)),
   }),

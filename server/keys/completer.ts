@@ -40,6 +40,7 @@ import {
 } from "../idempotency";
 import { logger } from "../logger";
 import type { ProcedureRegistry } from "../registry";
+import { instrument } from "../observability";
 
 /**
  * The defaults: the first retry about one interval after the first attempt,
@@ -210,7 +211,7 @@ export function createCompleter<TCtx>(parts: CompleterParts<TCtx>): Completer {
       limit: options.limit ?? 20,
       ...definedOnly({ tenantId: options.tenantId, key: options.key, force: options.force }),
     });
-    return Promise.all(due.map((d) => runKey(parts, sql, d, resumables.get(d.procedure)!, policy)));
+    return Promise.all(due.map((d) => instrument.completerRun(d.procedure, () => runKey(parts, sql, d, resumables.get(d.procedure)!, policy))));
   };
   return { completeDueKeys, resumableProcedures: () => [...resumables.keys()], start: (everyMs) => startLoop(everyMs, completeDueKeys) };
 }

@@ -1,6 +1,7 @@
 /** The periodic in-process deletion of expired idempotency keys. */
 import { env } from "../env";
 import { logger } from "../logger";
+import { instrument } from "../observability";
 import { deleteExpiredKeys } from "./runtime";
 import { deleteEventsBefore } from "./events";
 
@@ -13,6 +14,7 @@ export function startExpirySweep(everyMs: number) {
     running = true;
     deleteExpiredKeys({ signal: controller.signal })
       .then(async (deleted) => {
+        instrument.expiredDeleted(deleted);
         if (deleted > 0) logger.info({ deleted }, "expired idempotency keys deleted");
         await deleteEventsBefore(new Date(Date.now() - env.IDEMPOTENCY_TTL_MS));
       })

@@ -15,9 +15,12 @@
  * - `PSP_WEBHOOK_URLS` (comma-separated, default none): the only URLs
  *   `/webhooks/send` delivers to,
  * - `PSP_ALLOWED_HOSTS` (comma-separated host names, default none): names
- *   answered in `Host` besides the loopback ones.
+ *   answered in `Host` besides the loopback ones,
+ * - `OTEL_EXPORTER_OTLP_ENDPOINT` (unset: no tracing): where its spans go,
+ *   each continuing the trace of the app's call (`traceparent`).
  */
 import { z } from "zod";
+import { startTracing } from "../observability/tracing";
 import { startPspStandIn } from "./stand-in";
 
 const schema = z.object({
@@ -34,6 +37,7 @@ const schema = z.object({
     .string()
     .default("")
     .transform((v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean)),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
 });
 
 const parsed = schema.safeParse(process.env);
@@ -44,6 +48,7 @@ if (!parsed.success) {
 }
 const settings = parsed.data;
 const supervised = typeof process.send === "function";
+startTracing({ serviceName: "psp-stand-in", endpoint: settings.OTEL_EXPORTER_OTLP_ENDPOINT });
 
 const standIn = await startPspStandIn({
   port: settings.PSP_PORT,

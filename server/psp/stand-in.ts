@@ -22,6 +22,7 @@ import type { AddressInfo } from "node:net";
 import type { z } from "zod";
 import { hostAllowed } from "../edge/hosts";
 import { fingerprint } from "../idempotency";
+import { continueProviderTrace } from "../observability/psp";
 import { openJournal } from "./journal";
 import { KeyMismatchError, Ledger, errorReply, reply, type Reply } from "./ledger";
 import { chargeRequestSchema, emptyRequestSchema, refundRequestSchema, webhookSendSchema } from "./schemas";
@@ -112,7 +113,7 @@ export function createPspStandIn(options: PspStandInOptions): PspStandIn {
 
   const server = http.createServer((req, res) => {
     const answered = hostAllowed(req.headers.host, options.allowedHosts ?? [])
-      ? handle(req, route)
+      ? continueProviderTrace(req.method ?? "GET", req.url ?? "/", req.headers, () => handle(req, route))
       : Promise.resolve(errorReply(421, "misdirected_request", "This provider does not answer for that host name."));
     void answered.then((answer) => {
       const headers: http.OutgoingHttpHeaders = {

@@ -1,7 +1,8 @@
 "use client";
-/** The dashboard: counts, the last hour's activity, the filters, the keys, the purge action and the audit log. */
+/** The dashboard: the health strip, counts, the last hour's activity, the filters, the keys, the purge action and the audit log. */
 import { ActivityChart } from "./activity-chart";
 import { AuditLog } from "./audit-log";
+import { HealthStrip } from "./health-strip";
 import { KeyFilters } from "./key-filters";
 import { KeysTable } from "./keys-table";
 import { PurgeExpired } from "./purge-expired";
@@ -15,6 +16,7 @@ export function KeysDashboard({ sweepMs }: { sweepMs: number }) {
   const walk = JSON.stringify({ ...filters, cursor: undefined });
   return (
     <>
+      <HealthStrip />
       <div className="overview">
         <StateCounts filters={filters} update={update} />
         <ActivityChart tenantId={filters.tenantId} />

@@ -1,7 +1,8 @@
 import { handleRest } from "@/server/app";
+import { instrument } from "@/server/observability";
 
 export const dynamic = "force-dynamic";
 
-const handler = handleRest;
+const handler = instrument.http("/api/[...rest]", handleRest);
 
 export { handler as GET, handler as POST, handler as PUT, handler as PATCH, handler as DELETE };

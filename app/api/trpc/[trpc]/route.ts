@@ -2,6 +2,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { checkAdminChange } from "@/server/admin/origin";
 import { appRouter, createContextInner, trpcEdge } from "@/server/app";
 import { DomainError, publicProblem } from "@/server/errors";
+import { instrument } from "@/server/observability";
 import { readJsonBody } from "@/server/rest/body";
 import { problemResponse } from "@/server/rest/respond";
 import { responseMeta } from "./response-meta";
@@ -72,4 +73,7 @@ async function POST(req: Request): Promise<Response> {
   return trpcEdge(new Request(req.url, { method: "POST", headers: req.headers, body: text }), procedures, handleWith(procedures.length === 1 ? text : undefined));
 }
 
-export { GET, POST };
+const observedGet = instrument.http("/api/trpc/[trpc]", GET);
+const observedPost = instrument.http("/api/trpc/[trpc]", POST);
+
+export { observedGet as GET, observedPost as POST };

@@ -1,0 +1,106 @@
+/**
+ * `npm run bench -- --observability`: what metrics and tracing cost. The
+ * fresh-key write and the replay are run with observation off and on,
+ * interleaved round by round (off/on, on/off, ...) in one process on one
+ * database; "on" is the app as deployed with a collector: every metric,
+ * every span, and the spans exported over OTLP/HTTP (to a sink on loopback
+ * that reads and drops them, so the export's serialisation and HTTP are
+ * paid). Prints the CPU per operation of both sides, this process and
+ * PostgreSQL, and the ratio against the 3 % target.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
+import { setObserving } from "../server/observability/switch";
+import { startTracing, stopTracing } from "../server/observability/tracing";
+import { drive, median, type Load, type Sample } from "./measure";
+import { inputFor, type Stored } from "./scenarios";
+import type { Transport } from "./transports";
+
+const OBSERVABILITY_TARGET = 1.03;
+
+/** An OTLP/HTTP endpoint that accepts every export and keeps nothing. */
+async function otlpSink(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const cpuPerOp = (s: Sample) => s.cpu!.selfUs + (s.cpu!.postgresUs ?? 0);
+
+type Row = { transport: string; scenario: string; off: Sample[]; on: Sample[] };
+
+async function offAndOn(op: (n: number) => Promise<void>, rounds: number, load: Load): Promise<{ off: Sample[]; on: Sample[] }> {
+  const off: Sample[] = [];
+  const on: Sample[] = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const observed of r % 2 === 0 ? [false, true] : [true, false]) {
+      setObserving(observed);
+      (observed ? on : off).push(await drive(op, load));
+    }
+  }
+  setObserving(true);
+  return { off, on };
+}
+
+function render(rows: Row[], setup: string): string {
+  const us = (n: number) => n.toFixed(0).padStart(7);
+  const lines = [`Observability cost (${setup}): CPU per operation, this process + PostgreSQL, median of the rounds`];
+  lines.push(`${"transport".padEnd(11)}${"scenario".padEnd(11)}${"off µs".padStart(8)}${"on µs".padStart(8)}${"node off".padStart(10)}${"node on".padStart(9)}  on/off  target`);
+  for (const row of rows) {
+    const ratio = median(row.off.map((o, i) => cpuPerOp(row.on[i]!) / cpuPerOp(o)));
+    const off = median(row.off.map(cpuPerOp));
+    const on = median(row.on.map(cpuPerOp));
+    const verdict = ratio <= OBSERVABILITY_TARGET ? "met" : "MISSED";
+    lines.push(
+      `${row.transport.padEnd(11)}${row.scenario.padEnd(11)}${us(off)} ${us(on)}${us(median(row.off.map((s) => s.cpu!.selfUs))).padStart(10)}${us(median(row.on.map((s) => s.cpu!.selfUs))).padStart(9)}  ${ratio.toFixed(3)}  ≤ ${OBSERVABILITY_TARGET} ${verdict}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export async function runObservabilityBench(transports: Transport[], stored: Stored, rounds: number, load: Load, setup: string, sampleRatio: number): Promise<string> {
+  const sink = await otlpSink();
+  startTracing({ serviceName: "exactly-once-bench", endpoint: sink.url, sampleRatio });
+  try {
+    const rows: Row[] = [];
+    for (const t of transports) {
+      const run = randomUUID().slice(0, 8);
+      let seq = 0;
+      const fresh = await offAndOn(
+        async (n) => {
+          const answer = await t.wrapped(`bench-observed-${t.name}-${run}-${seq++}`, inputFor(n));
+          if (answer.replayed) throw new Error("a fresh key was answered as a replay");
+        },
+        rounds,
+        load,
+      );
+      rows.push({ transport: t.name, scenario: "fresh key", ...fresh });
+      const replay = await offAndOn(
+        async (n) => {
+          const s = stored[n % stored.length]!;
+          const answer = await t.wrapped(s.key, s.input);
+          if (!answer.replayed) throw new Error(`stored key ${s.key} ran again instead of replaying`);
+        },
+        rounds,
+        load,
+      );
+      rows.push({ transport: t.name, scenario: "replay", ...replay });
+    }
+    return render(rows, setup);
+  } finally {
+    await stopTracing();
+    await sink.close();
+  }
+}

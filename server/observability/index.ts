@@ -1,0 +1,55 @@
+/**
+ * Metrics and traces, as one plug-in: every hook the app needs, gathered in
+ * `instrument`, each fitted to a port the core already has (the
+ * middleware's `onEvent`, the provider client's transport, the completer's
+ * loop, the sweep, a route handler). The composition root applies them;
+ * nothing on the money path names a metric or a span.
+ */
+import { initTRPC } from "@trpc/server";
+import type { IdempotencyRuntime } from "../idempotency";
+import { countExpiredDeleted, observeCompleterRun } from "./background";
+import { startHealthWindow } from "./health";
+import { observeHttp } from "./http";
+import { observeAcquisition, observeHandler, observeKeyEvent, observeProcedure } from "./procedure";
+import { observedProviderFetch } from "./psp";
+import { startTracing } from "./tracing";
+
+const t = initTRPC.create();
+
+/** Places the acquisition's and the handler's spans around an idempotency builder (`.concat()`-able, like the builder itself). */
+function aroundKey<B>(builder: B): B {
+  return t.procedure.use(observeAcquisition).concat(builder as never).use(observeHandler) as B;
+}
+
+export const instrument = {
+  /** The idempotency runtime, its events also reported to the request's metrics and spans. */
+  runtime<TTx>(runtime: IdempotencyRuntime<TTx>): IdempotencyRuntime<TTx> {
+    return {
+      ...runtime,
+      onEvent: (event) => {
+        runtime.onEvent?.(event);
+        observeKeyEvent(event);
+      },
+    };
+  },
+  /** The idempotency procedure builders, with the acquisition and handler spans. */
+  procedures<P extends { atomic: (...args: never[]) => unknown; recoverable: (...args: never[]) => unknown }>(procedures: P): P {
+    return {
+      ...procedures,
+      atomic: (...args: Parameters<P["atomic"]>) => aroundKey(procedures.atomic(...args)),
+      recoverable: (...args: Parameters<P["recoverable"]>) => aroundKey(procedures.recoverable(...args)),
+    };
+  },
+  /** The outermost middleware of every procedure: its span and, for an idempotent one, its outcome. */
+  procedure: observeProcedure,
+  providerFetch: observedProviderFetch,
+  completerRun: observeCompleterRun,
+  expiredDeleted: countExpiredDeleted,
+  http: observeHttp,
+};
+
+/** Tracing for this process when an OTLP endpoint is configured, and the dashboard's five-minute window of the counters. */
+export function startObservability(options: { serviceName: string; otlpEndpoint?: string; sampleRatio?: number }): boolean {
+  startHealthWindow();
+  return startTracing({ serviceName: options.serviceName, endpoint: options.otlpEndpoint, sampleRatio: options.sampleRatio });
+}

@@ -1,0 +1,134 @@
+/**
+ * A tRPC procedure, seen from outside the idempotency middleware: its span,
+ * and for an idempotent one the spans of the key's acquisition and of the
+ * handler, and the one outcome the request is counted under.
+ *
+ * The middleware reports what happens to a key through its `onEvent` port;
+ * `observeKeyEvent` files each event under the request it belongs to (an
+ * AsyncLocalStorage scope opened by `observeProcedure`), as a span event and
+ * as evidence for the outcome. The outcome is decided once, when the
+ * procedure answers, so every request is counted exactly once.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { context, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
+import { getHTTPStatusCodeFromError } from "@trpc/server/http";
+import type { TRPCError } from "@trpc/server";
+import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
+import { IdempotencyEventType as E, type IdempotencyEvent } from "../idempotency";
+import { metrics, RequestOutcome } from "./metrics";
+import { observing } from "./switch";
+import { tracer } from "./tracing";
+
+type Scope = {
+  procedure: string;
+  events: IdempotencyEvent["type"][];
+  /** Open from the idempotency middleware's start until the key is taken (or the request answered without it). */
+  acquire?: Span;
+  /** Open while the handler runs under the key. */
+  handler?: Span;
+};
+
+const scopes = new AsyncLocalStorage<Scope>();
+
+/** The span a provider call made now belongs under: the handler's when one runs. */
+export const currentHandlerSpan = (): Span | undefined => scopes.getStore()?.handler;
+
+/** How the request ended, from what happened to its key; undefined when it never reached the key. */
+function requestOutcome(events: readonly IdempotencyEvent["type"][]): RequestOutcome | undefined {
+  const has = (type: IdempotencyEvent["type"]) => events.includes(type);
+  if (has(E.Mismatch)) return RequestOutcome.Mismatch;
+  if (has(E.Conflict)) return RequestOutcome.Conflict;
+  if (has(E.LeaseLost)) return RequestOutcome.LeaseLost;
+  if (has(E.Replayed)) return has(E.Waited) ? RequestOutcome.Waited : RequestOutcome.Replayed;
+  if (has(E.Completed)) return has(E.Takeover) ? RequestOutcome.Takeover : RequestOutcome.Executed;
+  // Claimed, then released for a retry (an unknown outcome at the provider) or cut short by an error.
+  return events.length > 0 ? RequestOutcome.Failed : undefined;
+}
+
+const DECISION: Partial<Record<IdempotencyEvent["type"], string>> = {
+  [E.Claimed]: "claim",
+  [E.Takeover]: "takeover",
+  [E.Expired]: "replace",
+  [E.Replayed]: "replay",
+  [E.Mismatch]: "mismatch",
+  [E.Conflict]: "conflict",
+};
+
+type Result = { ok: true } | { ok: false; error: TRPCError };
+
+/** The outermost middleware of every procedure. */
+export async function observeProcedure<R extends Result>(opts: { path: string; meta?: { idempotent?: boolean }; next: () => Promise<R> }): Promise<R> {
+  // Off, no scope is opened: the acquisition, handler and event hooks below find none and do nothing either.
+  if (!observing()) return opts.next();
+  const started = performance.now();
+  const scope: Scope = { procedure: opts.path, events: [] };
+  return tracer().startActiveSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, async (span) => {
+    try {
+      const result = await scopes.run(scope, opts.next);
+      if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
+      if (opts.meta?.idempotent) {
+        // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
+        const outcome = requestOutcome(scope.events) ?? (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? RequestOutcome.Failed : undefined);
+        if (outcome) {
+          const m = metrics();
+          m.requests.inc({ procedure: opts.path, outcome });
+          m.requestDuration.observe({ procedure: opts.path, outcome }, (performance.now() - started) / 1000);
+          span.setAttribute("idempotency.outcome", outcome);
+        }
+      }
+      return result;
+    } finally {
+      scope.acquire?.end();
+      scope.handler?.end();
+      span.end();
+    }
+  });
+}
+
+/** Placed right before the idempotency middleware: the acquisition's span starts here. */
+export async function observeAcquisition<R>(opts: { next: () => Promise<R> }): Promise<R> {
+  const scope = scopes.getStore();
+  if (!scope) return opts.next();
+  scope.acquire = tracer().startSpan("idempotency.acquire");
+  try {
+    return await opts.next();
+  } finally {
+    // A replay or a refusal: the key was never taken, the acquisition ends with the answer.
+    scope.acquire?.end();
+    scope.acquire = undefined;
+  }
+}
+
+/** Placed right after the idempotency middleware: the key is this request's, the handler runs. */
+export async function observeHandler<R>(opts: { next: () => Promise<R> }): Promise<R> {
+  const scope = scopes.getStore();
+  if (!scope) return opts.next();
+  scope.acquire?.end();
+  scope.acquire = undefined;
+  const span = tracer().startSpan("idempotency.handler");
+  scope.handler = span;
+  try {
+    return await context.with(trace.setSpan(context.active(), span), opts.next);
+  } finally {
+    span.end();
+    scope.handler = undefined;
+  }
+}
+
+/** The runtime's `onEvent` port: the event joins its request's evidence and its spans. */
+export function observeKeyEvent(event: IdempotencyEvent): void {
+  const scope = scopes.getStore();
+  if (!scope || scope.procedure !== event.procedure) return;
+  scope.events.push(event.type);
+  // After the handler (completed, released) the event belongs to the procedure's own span.
+  const span = scope.handler ?? scope.acquire ?? trace.getActiveSpan();
+  if (!span) return;
+  const attributes: Record<string, string | number> = {};
+  if (event.fence !== undefined) attributes["idempotency.fence"] = event.fence;
+  if (event.status !== undefined) attributes["idempotency.status"] = event.status;
+  if (event.waitedMs !== undefined) attributes["idempotency.waited_ms"] = event.waitedMs;
+  if (event.recoveryPoint !== undefined) attributes["idempotency.recovery_point"] = event.recoveryPoint;
+  span.addEvent(`idempotency.${event.type}`, attributes);
+  const decision = DECISION[event.type];
+  if (decision && span === scope.acquire) span.setAttributes({ "idempotency.decision": decision, ...attributes });
+}

@@ -1,0 +1,13 @@
+/**
+ * Whether requests are observed (metrics and spans): on unless turned off.
+ * `npm run bench -- --observability` turns it off for its baseline, in the
+ * same process, so both sides of the comparison share everything else.
+ * Kept on `globalThis` like the registry, so every bundle sees one answer.
+ */
+const holder = globalThis as { __eoObserving?: boolean };
+
+export const observing = (): boolean => holder.__eoObserving !== false;
+
+export function setObserving(on: boolean): void {
+  holder.__eoObserving = on;
+}

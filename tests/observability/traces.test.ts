@@ -1,0 +1,111 @@
+/**
+ * One payment is one trace: the client's `traceparent` is continued by the
+ * app's HTTP span, the tRPC procedure, the key's acquisition and the
+ * handler, the provider call, and the provider stand-in, which reads the
+ * `traceparent` the app sent. The spans land in an in-memory exporter; the
+ * stand-in runs in this process so its spans land there too (over a real
+ * HTTP hop).
+ */
+import { SpanKind } from "@opentelemetry/api";
+import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POST as restPost } from "../../app/api/[...rest]/route";
+import { env } from "../../server/env";
+import { completer } from "../../server/app";
+import { traceFields } from "../../server/observability/log";
+import { startTracing, tracer } from "../../server/observability/tracing";
+import { startPspStandIn, type RunningPspStandIn } from "../../server/psp/stand-in";
+import { newKey, newTenant } from "../support/api";
+import { abandonedPayment, PAYMENT } from "../payments/support";
+
+const exporter = new InMemorySpanExporter();
+startTracing({ serviceName: "exactly-once-test", exporter });
+
+let standIn: RunningPspStandIn;
+let savedPspUrl: string | undefined;
+
+beforeAll(async () => {
+  standIn = await startPspStandIn({ port: 0, slowMs: 50, webhookSecret: "whsec_test_only" });
+  savedPspUrl = env.PSP_URL;
+  env.PSP_URL = standIn.url;
+});
+
+afterAll(async () => {
+  env.PSP_URL = savedPspUrl;
+  await standIn.close();
+});
+
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CLIENT_SPAN = "00f067aa0ba902b7";
+
+function one(spans: ReadableSpan[], name: string): ReadableSpan {
+  const found = spans.filter((s) => s.name === name);
+  expect(found.map((s) => s.name), `spans named ${name} among ${spans.map((s) => s.name).join(", ")}`).toEqual([name]);
+  return found[0]!;
+}
+
+const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+
+describe("traces", () => {
+  it("one payment: the app's spans and the stand-in's share the client's trace id, each under the one it came from", async () => {
+    exporter.reset();
+    const tenant = await newTenant("traces");
+    const res = await restPost(
+      new Request("http://test/api/v1/payments", {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${tenant.token}`,
+          "content-type": "application/json",
+          "idempotency-key": newKey("traces"),
+          traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01`,
+        },
+        body: JSON.stringify(PAYMENT),
+      }),
+    );
+    expect(res.status, await res.text()).toBe(201);
+
+    const spans = exporter.getFinishedSpans();
+    expect(new Set(spans.map((s) => s.spanContext().traceId))).toEqual(new Set([TRACE_ID]));
+    const http = one(spans, "POST /api/[...rest]");
+    const procedure = one(spans, "trpc payments.create");
+    const acquire = one(spans, "idempotency.acquire");
+    const handler = one(spans, "idempotency.handler");
+    const call = one(spans, "psp charge");
+    const provider = one(spans, "POST /charges");
+
+    expect([http.kind, parentOf(http), http.attributes["http.response.status_code"]]).toEqual([SpanKind.SERVER, CLIENT_SPAN, 201]);
+    expect(parentOf(procedure)).toBe(http.spanContext().spanId);
+    expect([parentOf(acquire), acquire.attributes["idempotency.decision"], acquire.attributes["idempotency.fence"]]).toEqual([procedure.spanContext().spanId, "claim", 1]);
+    expect(parentOf(handler)).toBe(procedure.spanContext().spanId);
+    expect([call.kind, parentOf(call), call.attributes["http.response.status_code"]]).toEqual([SpanKind.CLIENT, handler.spanContext().spanId, 201]);
+    // The stand-in continued the trace from the traceparent the app sent it.
+    expect([provider.kind, parentOf(provider), provider.attributes["http.route"]]).toEqual([SpanKind.SERVER, call.spanContext().spanId, "/charges"]);
+    expect(procedure.attributes["idempotency.outcome"]).toBe("executed");
+    expect(handler.events.map((e) => e.name)).toEqual([]);
+    expect(procedure.events.map((e) => e.name)).toContain("idempotency.completed");
+  });
+
+  it("a completer run is a trace of its own, the procedure it runs again nested in it", async () => {
+    const tenant = await newTenant("traces-completer");
+    const key = newKey("traces-completer");
+    await abandonedPayment(tenant, key, PAYMENT);
+    exporter.reset();
+    expect((await completer.completeDueKeys({ tenantId: tenant.id, backoffMs: 20, maxBackoffMs: 100 })).map((r) => r.outcome)).toEqual(["completed"]);
+    const spans = exporter.getFinishedSpans();
+    const run = one(spans, "completer.run");
+    expect([parentOf(run), run.attributes["completer.result"]]).toEqual([undefined, "completed"]);
+    const procedure = one(spans, "trpc payments.create");
+    expect([parentOf(procedure), procedure.attributes["idempotency.outcome"]]).toEqual([run.spanContext().spanId, "takeover"]);
+    expect(one(spans, "idempotency.acquire").attributes["idempotency.decision"]).toBe("takeover");
+    expect(parentOf(one(spans, "POST /charges"))).toBe(one(spans, "psp charge").spanContext().spanId);
+    expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
+  });
+
+  it("a log line written inside a span carries its trace id", () => {
+    expect(traceFields()).toEqual({});
+    tracer().startActiveSpan("log-line", (span) => {
+      expect(traceFields()).toEqual({ traceId: span.spanContext().traceId, spanId: span.spanContext().spanId });
+      span.end();
+    });
+  });
+});
