@@ -25,6 +25,8 @@ export type CpuSnapshot = {
   at?: number;
   busy?: number;
   total?: number;
+  /** Statements PostgreSQL has executed for the database (pg_stat_statements), when asked for. */
+  statements?: number;
 };
 
 /** This process alone: CPU of all its threads, and its event loop. */
@@ -110,21 +112,44 @@ export function postgresUsed(from: PostgresProcesses, to: PostgresProcesses, win
  * `settle` runs before each snapshot: work the window caused but deferred
  * (the event batches) is then counted in the window that caused it.
  */
-export function cpuProbe(sql: Sql, settle: () => Promise<void> = async () => undefined): () => Promise<CpuSnapshot> {
+export function cpuProbe(sql: Sql, settle: () => Promise<void> = async () => undefined, options: { statements?: boolean } = {}): () => Promise<CpuSnapshot> {
   return async () => {
     await settle();
     const rows = await sql<{ pid: number }[]>`
       select pid from pg_stat_activity
       where (datname = current_database() or datname is null) and backend_type not like 'autovacuum%'`;
-    return { ...selfSnapshot(), postgres: postgres(rows.map((r) => r.pid)), at: sinceBoot(), ...machine() };
+    const statements = options.statements ? await statementsSoFar(sql) : undefined;
+    return { ...selfSnapshot(), postgres: postgres(rows.map((r) => r.pid)), at: sinceBoot(), ...machine(), statements };
   };
+}
+
+/**
+ * Loads pg_stat_statements into the run's database; the server must have it
+ * in `shared_preload_libraries`, else this says so before the run starts.
+ */
+export async function enableStatements(sql: Sql): Promise<void> {
+  await sql`create extension if not exists pg_stat_statements`;
+  await statementsSoFar(sql);
+}
+
+/**
+ * Every statement executed in this database so far, the probe's own reads of
+ * the statistics views left out. A count, unlike CPU time, no other load on
+ * the machine can move: what a round trip's statements cost stays for
+ * `pg us/op` to say.
+ */
+async function statementsSoFar(sql: Sql): Promise<number> {
+  const [row] = await sql<{ calls: string | null }[]>`
+    select sum(s.calls)::text as calls from pg_stat_statements s
+    where s.dbid = (select oid from pg_database where datname = current_database()) and s.query not like '%pg\_stat\_%'`;
+  return Number(row?.calls ?? 0);
 }
 
 /**
  * Per operation (µs) for this process and PostgreSQL, how busy the event loop
  * was (0..1), and the share of the machine other processes used.
  */
-export type CpuUse = { selfUs: number; loopBusy: number; postgresUs?: number; otherShare?: number };
+export type CpuUse = { selfUs: number; loopBusy: number; postgresUs?: number; otherShare?: number; statementsPerOp?: number };
 
 export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse {
   const self = to.self - from.self;
@@ -133,5 +158,6 @@ export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse 
   const busy = to.busy !== undefined && from.busy !== undefined ? to.busy - from.busy : undefined;
   const other = busy !== undefined && total && pg !== undefined ? Math.max(0, busy - self - pg) / total : undefined;
   const loopBusy = performance.eventLoopUtilization(to.loop, from.loop).utilization;
-  return { selfUs: self / ops, loopBusy, postgresUs: pg === undefined ? undefined : pg / ops, otherShare: other };
+  const statements = to.statements !== undefined && from.statements !== undefined ? (to.statements - from.statements) / ops : undefined;
+  return { selfUs: self / ops, loopBusy, postgresUs: pg === undefined ? undefined : pg / ops, otherShare: other, statementsPerOp: statements };
 }

@@ -26,8 +26,10 @@ const pct = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-"
 /** CPU of this process and PostgreSQL per operation: on shared cores, throughput is about its inverse. */
 const cpuPerOp = (s: Sample) => (s.cpu?.postgresUs === undefined ? undefined : s.cpu.selfUs + s.cpu.postgresUs);
 
-function scenarioRows(r: TransportResult): Row[] {
-  const row = (scenario: string, s: Sample): Row => [
+/** The stmts/op column is printed only for a run that counted statements (`--statements`). */
+function scenarioRows(r: TransportResult, statements: boolean): Row[] {
+  const counted = (cells: Row, perOp: string): Row => (statements ? [...cells.slice(0, -1), perOp, cells.at(-1)!] : cells);
+  const row = (scenario: string, s: Sample): Row => counted([
     r.transport,
     scenario,
     int(s.opsPerSec),
@@ -38,7 +40,7 @@ function scenarioRows(r: TransportResult): Row[] {
     int(s.cpu?.postgresUs),
     pct(s.cpu?.otherShare),
     "",
-  ];
+  ], s.cpu?.statementsPerOp === undefined ? "-" : s.cpu.statementsPerOp.toFixed(2));
   const b = r.burst;
   const once = b.executions.min === 1 && b.executions.max === 1 && b.divergent === 0;
   const executions = b.executions.min === b.executions.max ? `${b.executions.min}` : `${b.executions.min}..${b.executions.max}`;
@@ -48,7 +50,7 @@ function scenarioRows(r: TransportResult): Row[] {
     row("floor (plain + key row)", r.floor.base),
     row("plain read", r.reads.base),
     row("replay of stored key", r.reads.subject),
-    [
+    counted([
       r.transport,
       `burst ${b.callers}-way, losers`,
       "-",
@@ -60,7 +62,7 @@ function scenarioRows(r: TransportResult): Row[] {
       "-",
       `${b.keys} keys: executions/key ${executions} ${once ? "(ok)" : "(WRONG)"}, ${b.losers.count} replays, ` +
         `${b.divergent} divergent bodies; winner p50 ${ms(b.winner.p50)} ms`,
-    ],
+    ], "-"),
   ];
 }
 
@@ -91,11 +93,9 @@ const targets: Target[] = [
 ];
 
 export function render(results: TransportResult[], setup: string): string {
-  const scenarios = table(
-    ["transport", "scenario", "ops/s", "p50 ms", "p99 ms", "loop", "node us/op", "pg us/op", "other", "notes"],
-    results.flatMap(scenarioRows),
-    new Set([2, 3, 4, 5, 6, 7, 8]),
-  );
+  const statements = results.some((r) => r.writes.subject.cpu?.statementsPerOp !== undefined);
+  const header = ["transport", "scenario", "ops/s", "p50 ms", "p99 ms", "loop", "node us/op", "pg us/op", "other", ...(statements ? ["stmts/op"] : []), "notes"];
+  const scenarios = table(header, results.flatMap((r) => scenarioRows(r, statements)), new Set([2, 3, 4, 5, 6, 7, 8, 9].slice(0, statements ? 8 : 7)));
   const ratioRows = results.flatMap((r) =>
     targets.map((t) => {
       const value = t.value(r);

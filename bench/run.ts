@@ -7,7 +7,8 @@
  *
  * Options: --seconds (measured time per run, 2), --warmup (seconds before
  * it, 0.5), --rounds (3), --concurrency (16), --replay-keys (2000),
- * --burst-keys (30), --burst-callers (20). `--cluster [--instances N]`
+ * --burst-keys (30), --burst-callers (20), --statements (statements per
+ * operation from pg_stat_statements, which the server must preload). `--cluster [--instances N]`
  * measures the scaled-out topology instead (bench/cluster.ts); `--sweep`
  * only the expiry sweep at scale (bench/sweep.ts; --sweep-keys, 1,000,000);
  * `--observability` only the CPU per operation with metrics and tracing off
@@ -29,7 +30,7 @@ import { runClusterBench } from "./cluster";
 import { runObservabilityBench } from "./observability";
 import { runSweepBench } from "./sweep";
 import { burst } from "./burst";
-import { cpuProbe } from "./cpu";
+import { cpuProbe, enableStatements } from "./cpu";
 import { drive, type Load } from "./measure";
 import { render, type TransportResult } from "./report";
 import { readVsReplay, storeKeys, writes } from "./scenarios";
@@ -44,6 +45,8 @@ const { values } = parseArgs({
     "replay-keys": { type: "string", default: "2000" },
     "burst-keys": { type: "string", default: "30" },
     "burst-callers": { type: "string", default: "20" },
+    /** A stmts/op column from pg_stat_statements (the server must preload it). */
+    statements: { type: "boolean", default: false },
     /** Skip the dashboard at 1M keys (about 40 s). */
     "no-admin": { type: "boolean", default: false },
     /** Skip expiry under load (about 10 s). */
@@ -60,7 +63,7 @@ const { values } = parseArgs({
     "trace-ratio": { type: "string", default: "1" },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability" | "statements">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -94,7 +97,8 @@ async function main() {
   try {
     const { sql, db } = openDatabase(fresh.url, { max: 20 });
     // Event batches are written at the window's edges, so each window pays for its own events (replay counts keep their minute).
-    const load: Load = { ...base, cpu: cpuProbe(probe, () => flushEvents({ replays: false })) };
+    if (values.statements) await enableStatements(probe);
+    const load: Load = { ...base, cpu: cpuProbe(probe, () => flushEvents({ replays: false }), { statements: values.statements }) };
     const [{ version } = { version: "?" }] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
     const { tenant, token } = await createTenant(db, "bench");
     const tenantWithToken = { ...tenant, token };

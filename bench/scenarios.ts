@@ -33,7 +33,7 @@ function mid(samples: Sample[]): Sample {
     cpu: {
       selfUs: m((s) => s.cpu?.selfUs) ?? Number.NaN,
       loopBusy: m((s) => s.cpu?.loopBusy) ?? Number.NaN,
-      postgresUs: m((s) => s.cpu?.postgresUs), otherShare: m((s) => s.cpu?.otherShare) },
+      postgresUs: m((s) => s.cpu?.postgresUs), otherShare: m((s) => s.cpu?.otherShare), statementsPerOp: m((s) => s.cpu?.statementsPerOp) },
   };
 }
 

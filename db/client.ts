@@ -54,8 +54,10 @@ export const TRANSACTION_LIMITS = { lockTimeoutMs: LOCK_TIMEOUT_MS, idleInTransa
  * (the connection was busy with the earlier statements of its pipeline) when
  * the socket closes, nor one sent after the close (porsager/postgres#1208), so
  * a request would hang on it for ever, holding its reservation. The pool
- * tells which connection closed (`onclose`) and, as each query is handed to a
- * connection, which one that is (`debug`). A reservation on a closed
+ * tells which connection closed (`onclose`) and, as a reservation's first
+ * query is handed to a connection, which one that is (`debug`, set only for
+ * that moment: a pool built with a `debug` hook captures a stack trace for
+ * every query and fragment it builds). A reservation on a closed
  * connection rejects every query of its still unsettled, and each later one,
  * with CONNECTION_CLOSED (a 503 for the caller; the database is away), and is
  * not handed back to the pool, which took the connection back itself.
@@ -71,10 +73,11 @@ let handing: Reservation | undefined;
 
 const connectionClosed = () => Object.assign(new Error("The database connection closed."), { code: "CONNECTION_CLOSED" });
 
+const watchHandOver = (connection: number) => {
+  if (handing && handing.connection === undefined) handing.connection = connection;
+};
+
 const reservationWatch = {
-  debug: (connection: number) => {
-    if (handing && handing.connection === undefined) handing.connection = connection;
-  },
   onclose: (connection: number) => {
     for (const r of reservations) {
       if (r.connection !== connection) continue;
@@ -105,11 +108,16 @@ function guardReservations(pool: Sql): void {
         reservation.unsettled.add(q);
         q.resolve = (value) => (reservation.unsettled.delete(q), resolve(value));
         q.reject = (error) => (reservation.unsettled.delete(q), reject(error));
+        // postgres-js reads `options.debug` as it hands a query to a connection, and only
+        // when it builds an Sql (the pool, a reservation) for the stack traces of queries.
+        const watch = reservation.connection === undefined;
         handing = reservation;
+        if (watch) pool.options.debug = watchHandOver;
         try {
           send(q);
         } finally {
           handing = undefined;
+          if (watch) pool.options.debug = false;
         }
       };
       return query;

@@ -61,10 +61,9 @@ export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toCla
 
 /**
  * A fragment without parameters built once: postgres-js makes every
- * fragment a Query object (with a captured stack where the pool has a
- * `debug` hook, as db/client.ts has), and only its text is read when it is
- * embedded, so the hot statements reuse theirs instead of building them per
- * request.
+ * fragment a Query object (with a captured stack on a pool built with a
+ * `debug` hook), and only its text is read when it is embedded, so the hot
+ * statements reuse theirs instead of building them per request.
  */
 function once(build: (q: ISql) => Fragment): (q: ISql) => Fragment {
   let built: Fragment | undefined;
