@@ -24,6 +24,8 @@ type Handler = (req: Request) => Promise<Response>;
 
 /** The tRPC endpoint's edge: `procedures` are the ones the URL names. */
 export async function throughLab(enabled: () => boolean, req: Request, procedures: string[], handle: Handler): Promise<Response> {
+  // The request is drawn when it arrived, not after its run was looked up: two sent at once keep their order under load.
+  const arrived = performance.now();
   const id = req.headers.get(LAB_RUN_HEADER);
   const found = enabled() && id ? await findRun(id) : undefined;
   const run = found && callOfRun(found, procedures, req) ? found : undefined;
@@ -34,7 +36,7 @@ export async function throughLab(enabled: () => boolean, req: Request, procedure
     const n = Number.isInteger(numbered) && numbered >= 1 && numbered <= 999 ? numbered : await countRequest(run);
     const procedure = procedures[0]!;
     const key = req.headers.get("idempotency-key");
-    recordStep(Lane.Browser, Lane.App, `request #${n}: ${procedure}${key ? ` with key ${key}` : " without a key"}`);
+    recordStep(Lane.Browser, Lane.App, `request #${n}: ${procedure}${key ? ` with key ${key}` : " without a key"}`, run, performance.now() - arrived);
     const response = await handle(req);
     if (await takeFault("loseAnswer")) {
       // Everything is committed; only the answer goes missing, as when a connection drops on its way back.
