@@ -38,6 +38,8 @@ export class AdminPage {
   readonly keySearch: Locator;
   readonly staleOnly: Locator;
   readonly expiredOnly: Locator;
+  /** The health strip: this instance's metrics as rates over the last five minutes. */
+  readonly health: Locator;
 
   constructor(readonly page: Page) {
     this.signInHeading = page.getByRole("heading", { level: 1, name: "Admin sign-in" });
@@ -53,6 +55,12 @@ export class AdminPage {
     this.keySearch = search.getByLabel("Key starts with");
     this.staleOnly = search.getByLabel("Stale only");
     this.expiredOnly = search.getByLabel("Expired only");
+    this.health = page.getByRole("region", { name: /^Health/ });
+  }
+
+  /** One tile of the health strip, by its label. */
+  healthTile(label: string): Locator {
+    return this.health.getByRole("listitem").filter({ hasText: label });
   }
 
   async goto(filters: DashboardFilters = {}): Promise<void> {

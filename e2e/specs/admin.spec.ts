@@ -113,6 +113,19 @@ test("a checkout's key shows as completed with its hash, ledger entries and char
   await expect(keyPage.timeline).toContainText("Replayed the stored result");
 });
 
+test("the health strip counts what the server did, from the same numbers /api/metrics serves", async ({ admin, page, api, tenant }) => {
+  const key = newKey("health");
+  for (let i = 0; i < 3; i++) expect((await pay(api, key)).status()).toBe(201);
+  await signIn(admin, tenant);
+  await expect(admin.healthTile("Database")).toContainText("up");
+  // Two replays at least in the window: a rate above zero, never "0/s".
+  await expect(admin.healthTile("Replayed")).toContainText(/^(?!0\/s)[\d.]+\/s/, REFRESH);
+  await expect(admin.healthTile("Idempotent requests")).toContainText(/^(?!0\/s)[\d.]+\/s/);
+  const scraped = await page.request.get("/api/metrics");
+  expect(scraped.status()).toBe(200);
+  expect(await scraped.text()).toMatch(/^idempotency_requests_total\{procedure="payments\.create",outcome="replayed"\} [1-9]/m);
+});
+
 test("a worker stopped dead right after the provider charged: the key page reads 'charged at the provider, not recorded yet' until a retry records it", async ({ admin, keyPage, page, db }) => {
   // The lease (2 s) must run out before the retry, and the dashboard refreshes every 5 s; axe runs once.
   test.setTimeout(90_000);
