@@ -81,7 +81,8 @@ describe("traces", () => {
     // The stand-in continued the trace from the traceparent the app sent it.
     expect([provider.kind, parentOf(provider), provider.attributes["http.route"]]).toEqual([SpanKind.SERVER, call.spanContext().spanId, "/charges"]);
     expect(procedure.attributes["idempotency.outcome"]).toBe("executed");
-    expect(handler.events.map((e) => e.name)).toEqual([]);
+    // The handler's span carries the recovery points it committed (the payment's two phases), nothing of the key's acquisition.
+    expect(handler.events.map((e) => e.name)).toEqual(["idempotency.phase_committed", "idempotency.phase_committed"]);
     expect(procedure.events.map((e) => e.name)).toContain("idempotency.completed");
   });
 
