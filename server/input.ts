@@ -7,7 +7,7 @@
  * raised by the input schema, so before any idempotency key is claimed.
  *
  * The provider's webhook is the one exception: it is verified by its
- * signature and tolerates fields it does not know (see webhooks/router.ts).
+ * signature and tolerates fields it does not know (see webhooks/psp.schema.ts).
  */
 import { z } from "zod";
 

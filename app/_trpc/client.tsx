@@ -8,7 +8,8 @@
  * `useTRPC()` (the admin). Cookies ride along: the admin session is one.
  */
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
+import { createTRPCClient, httpBatchLink, httpLink, splitLink, type TRPCLink } from "@trpc/client";
+import { observable } from "@trpc/server/observable";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import { idempotencyHeaders, idempotencyLink, type IdempotencyLinkOptions } from "@/server/idempotency/client/link";
@@ -18,14 +19,45 @@ export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRou
 
 const TRPC_URL = "/api/trpc";
 
+/**
+ * What one call may add in its `context`: headers for its request (the lab
+ * tags requests with its run), and a callback told of each HTTP response,
+ * success or error (the lab shows statuses, Retry-After, replays).
+ */
+export type CallContext = { headers?: Record<string, string>; onResponse?: (response: Response) => void };
+
+const responseOf = (meta: unknown) => (meta as { response?: Response } | undefined)?.response;
+
+function responseLink(): TRPCLink<AppRouter> {
+  return () =>
+    ({ op, next }) =>
+      observable((observer) => {
+        const tell = (response: Response | undefined) => response && (op.context as CallContext).onResponse?.(response);
+        return next(op).subscribe({
+          next(value) {
+            tell(responseOf(value.context));
+            observer.next(value);
+          },
+          error(error) {
+            tell(responseOf(error.meta));
+            observer.error(error);
+          },
+          complete() {
+            observer.complete();
+          },
+        });
+      });
+}
+
 /** `onAttempt`: told of every attempt of an idempotent mutation (the checkout shows them). */
 export function createAppClient(options: Pick<IdempotencyLinkOptions, "onAttempt"> = {}) {
   return createTRPCClient<AppRouter>({
     links: [
       idempotencyLink(options),
+      responseLink(),
       splitLink({
         condition: (op) => op.type === "mutation",
-        true: httpLink({ url: TRPC_URL, headers: idempotencyHeaders }),
+        true: httpLink({ url: TRPC_URL, headers: ({ op }) => ({ ...idempotencyHeaders({ op }), ...(op.context as CallContext).headers }) }),
         false: httpBatchLink({ url: TRPC_URL }),
       }),
     ],

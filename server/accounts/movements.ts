@@ -21,7 +21,7 @@ export const movementSchema = z.object({
   currency: z.string(),
   balance: z.string(),
 });
-export type MovementView = z.infer<typeof movementSchema>;
+type MovementView = z.infer<typeof movementSchema>;
 
 const ID_PREFIX: Record<MovementType, string> = { deposit: "dep", withdrawal: "wd" };
 

@@ -16,7 +16,7 @@ export const cartItemsSchema = z
   .max(50);
 
 export type CartItem = z.infer<typeof cartItemsSchema>[number];
-export type Priced = { items: OrderItem[]; currency: string; subtotalMinor: number };
+type Priced = { items: OrderItem[]; currency: string; subtotalMinor: number };
 
 export async function priceItems(db: Db, cart: CartItem[]): Promise<Priced> {
   const skus = [...new Set(cart.map((i) => i.sku))];
