@@ -1,6 +1,6 @@
 /**
  * The layering, checked in `npm test` (`npm run check:structure`): the rules
- * README.md's layout and server/idempotency/README.md describe.
+ * README.md's layout and packages/trpc/README.md describe.
  * @type {import("dependency-cruiser").IConfiguration}
  */
 module.exports = {
@@ -27,12 +27,19 @@ module.exports = {
       to: { path: "^server/lab/" },
     },
     {
-      name: "idempotency-public-surface",
-      comment:
-        "The middleware is used through server/idempotency/index.ts; schema.ts (drizzle-kit) and client/ (the browser) are its other entry points. Its own tests may reach inside.",
+      name: "package-imports-no-app",
+      comment: "The middleware package (@exactly-once/trpc) is installable on its own: it imports nothing of the app.",
       severity: "error",
-      from: { pathNot: "^(server/idempotency/|tests/idempotency/)" },
-      to: { path: "^server/idempotency/", pathNot: "^server/idempotency/(index\\.ts|schema\\.ts|client/)" },
+      from: { path: "^packages/trpc/" },
+      to: { path: "^(app|server|db|scripts|tests|bench|e2e|examples)/|^[^/]+\\.(ts|js|cjs)$" },
+    },
+    {
+      name: "package-public-surface",
+      comment:
+        "The app uses the package by its name only, through its entry points (., ./client, ./drizzle: the exports map). Its own integration tests (tests/idempotency/) may reach inside.",
+      severity: "error",
+      from: { pathNot: "^(packages/trpc/|tests/idempotency/)" },
+      to: { path: "^packages/trpc/", pathNot: "^packages/trpc/dist/(index|drizzle|client/index)\\.(js|d\\.ts)$" },
     },
   ],
   options: {

@@ -11,7 +11,7 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { drizzleOn, type Db } from "../db/client";
 import { ledgerEntries, payments, PaymentStatus } from "../db/schema";
-import { fingerprint, IDEMPOTENCY_KEY_HEADER, KeyState } from "../server/idempotency";
+import { fingerprint, IDEMPOTENCY_KEY_HEADER, KeyState } from "@exactly-once/trpc";
 import { newId } from "../server/ids";
 import type { RestMeta } from "../server/meta";
 import { idempotentProcedure, router, tenantProcedure } from "../server/trpc";

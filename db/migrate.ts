@@ -4,11 +4,17 @@
  * starting together (the app and a CLI, two test workers) never apply the
  * same migration twice. A session lock needs one server session for the whole
  * run: migrations go to PostgreSQL itself, never through a transaction pooler.
+ *
+ * The idempotency key table is the middleware package's own: after the app's
+ * migrations, the package applies its own (`migrate` of @exactly-once/trpc,
+ * with its own record of what it applied). On a database whose key table
+ * came from the app's older migrations, its baseline changes nothing.
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { readMigrationFiles } from "drizzle-orm/migrator";
+import { migrate as migrateKeyTable } from "@exactly-once/trpc";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres, { type Sql } from "postgres";
 
@@ -21,6 +27,7 @@ export async function runMigrations(url: string, folder = migrationsFolder): Pro
   try {
     await client`select pg_advisory_lock(${MIGRATIONS_LOCK})`;
     await migrate(drizzle({ client }), { migrationsFolder: folder });
+    await migrateKeyTable(client);
   } finally {
     await client.end({ timeout: 5 });
   }

@@ -7,7 +7,7 @@
 import type { Sql } from "postgres";
 import type { Db } from "../db/client";
 import type { AdminSession } from "./admin/session";
-import type { IdempotencyRuntime, ResponseSink } from "./idempotency";
+import type { IdempotencyRuntime, ResponseSink } from "@exactly-once/trpc";
 import type { Completer } from "./keys/completer";
 import type { Logger } from "./logger";
 

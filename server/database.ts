@@ -7,7 +7,7 @@
 import type { DatabaseSettings } from "../db/bootstrap";
 import { openDatabase, TRANSACTION_LIMITS, type OpenOptions } from "../db/client";
 import { env } from "./env";
-import { setLocalLimits } from "./idempotency";
+import { setLocalLimits } from "@exactly-once/trpc";
 import { logger } from "./logger";
 
 export const poolOptions = (options: OpenOptions = {}): OpenOptions => ({ pooled: env.DATABASE_POOLED, beginWith: setLocalLimits(TRANSACTION_LIMITS), ...options });

@@ -12,7 +12,7 @@ import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import { z } from "zod";
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "../db/availability";
 import { logger } from "./logger";
-import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "./idempotency";
+import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "@exactly-once/trpc";
 
 export type Problem = {
   type: string;

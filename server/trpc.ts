@@ -24,7 +24,7 @@ import { isDatabaseUnavailable } from "../db/availability";
 import type { Context } from "./context";
 import type { Meta } from "./meta";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
-import { createIdempotencyProcedures, type ProcedureOptions } from "./idempotency";
+import { createIdempotencyProcedures, type ProcedureOptions } from "@exactly-once/trpc";
 import { instrument } from "./observability";
 import { bearerToken } from "./tenants/tokens";
 

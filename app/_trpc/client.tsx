@@ -12,7 +12,7 @@ import { createTRPCClient, httpBatchLink, httpLink, splitLink, type TRPCLink } f
 import { observable } from "@trpc/server/observable";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
-import { idempotencyHeaders, idempotencyLink, type IdempotencyLinkOptions } from "@/server/idempotency/client/link";
+import { idempotencyHeaders, idempotencyLink, type IdempotencyLinkOptions } from "@exactly-once/trpc/client";
 import type { AppRouter } from "@/server/app";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();

@@ -1,7 +1,8 @@
 /**
- * Every table of the app, for drizzle-kit and for queries. The middleware's
- * own table (server/idempotency/schema.ts) is its own: drizzle.config.ts
- * reads it beside this one, and the data layer never imports the server.
+ * Every table of the app, for drizzle-kit and for queries. The idempotency
+ * key table is the middleware package's (@exactly-once/trpc, which migrates
+ * it): drizzle.config.ts reads its definition beside this one, and queries
+ * take it from `@exactly-once/trpc/drizzle`.
  */
 export * from "./tenants";
 export * from "./products";

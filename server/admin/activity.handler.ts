@@ -6,7 +6,7 @@
  * `idempotency_events`; minutes without events are filled in here.
  */
 import type { Sql } from "postgres";
-import { IdempotencyEventType as E } from "../idempotency";
+import { IdempotencyEventType as E } from "@exactly-once/trpc";
 
 export const ACTIVITY_TYPES = [E.Replayed, E.Conflict, E.Mismatch, E.Takeover] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];

@@ -13,7 +13,7 @@
  * on its own.
  */
 import type { Fragment, Sql } from "postgres";
-import { KeyState } from "../idempotency";
+import { KeyState } from "@exactly-once/trpc";
 import { DisplayState, isExpired, isStale, needsAttention, STORED_STATES } from "./key-state";
 
 /** Below this many rows an exact count is cheap; above it a bounded count stops and says "at least". */

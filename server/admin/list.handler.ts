@@ -17,7 +17,7 @@
  * keys there are, tends to pick just that; an `offset 0` fence stops it.
  */
 import type { Fragment, Sql } from "postgres";
-import { KeyState } from "../idempotency";
+import { KeyState } from "@exactly-once/trpc";
 import { DisplayState, isExpired, isStale, iso, msBetween, needsAttention, STORED_STATES, type DisplayState as State } from "./key-state";
 import { decodeCursor, encodeCursor, KeySort, type ListKeysInput } from "./list.schema";
 

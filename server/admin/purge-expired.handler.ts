@@ -7,7 +7,7 @@
  */
 import type { Sql } from "postgres";
 import { AdminAction } from "../../db/schema/admin";
-import { hasExpiredKeys } from "../idempotency";
+import { hasExpiredKeys } from "@exactly-once/trpc";
 import { deleteExpiredKeys } from "../keys/runtime";
 import { recordAudit } from "./audit";
 import type { TenantScopeInput } from "./key-ref.schema";

@@ -8,7 +8,7 @@
 import type { Sql } from "postgres";
 import { AdminAction } from "../../db/schema/admin";
 import { DomainError, NotFoundError } from "../errors";
-import { releaseKey } from "../idempotency";
+import { releaseKey } from "@exactly-once/trpc";
 import type { AdminSession } from "./session";
 import { recordAudit } from "./audit";
 import type { KeyRefInput } from "./key-ref.schema";

@@ -9,7 +9,7 @@
 import type { Sql } from "postgres";
 import { AdminAction } from "../../db/schema/admin";
 import { DomainError, NotFoundError } from "../errors";
-import { KeyState } from "../idempotency";
+import { KeyState } from "@exactly-once/trpc";
 import type { Completer, KeyOutcome } from "../keys/completer";
 import { recordAudit } from "./audit";
 import { isExpired, isStale } from "./key-state";

@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../../db/client";
-import { idempotencyKeys } from "../idempotency";
+import { idempotencyKeys } from "@exactly-once/trpc/drizzle";
 import type { keyStatusInput } from "./key-status.schema";
 
 export async function keyStatus(ctx: { db: Db; tenant: { id: string } }, input: z.infer<typeof keyStatusInput>) {

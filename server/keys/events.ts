@@ -24,7 +24,7 @@
 import { lt } from "drizzle-orm";
 import { database } from "../../db/client";
 import { idempotencyEvents } from "../../db/schema";
-import { IdempotencyEventType, type IdempotencyEvent } from "../idempotency";
+import { IdempotencyEventType, type IdempotencyEvent } from "@exactly-once/trpc";
 import { logger } from "../logger";
 
 const FLUSH_MS = 250;

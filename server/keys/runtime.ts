@@ -9,7 +9,7 @@ import { TRPCError } from "@trpc/server";
 import { database, drizzleOn, LOCK_TIMEOUT_MS, TRANSACTION_LIMITS, type Db } from "../../db/client";
 import { env } from "../env";
 import { isFinal, problemBody, StoredProblemError, toProblem, trpcCodeFor } from "../errors";
-import { deleteExpired, type CleanupOptions, type IdempotencyEventSink, type IdempotencyRuntime } from "../idempotency";
+import { deleteExpired, type CleanupOptions, type IdempotencyEventSink, type IdempotencyRuntime } from "@exactly-once/trpc";
 import { recordEvent } from "./events";
 
 export const createKeysRuntime = (onEvent: IdempotencyEventSink): IdempotencyRuntime<Db> => ({

@@ -9,7 +9,7 @@
  * the attempts meanwhile, and counts against the same budget.
  */
 import type { Sql } from "postgres";
-import { KeyState, needsAttention } from "../idempotency";
+import { KeyState, needsAttention } from "@exactly-once/trpc";
 import type { Completer } from "../keys/completer";
 import { Lane, recordStep, stepsWritten, type LabRun } from "./runs";
 import { labKeyOf, LAB_COMPLETER_BUDGET } from "./scenarios";

@@ -9,7 +9,7 @@
  * protected one. On anything else (a tenant's payments.create, a batch) it
  * is ignored, so no one can aim a run's simulated crash at other requests.
  */
-import { REPLAYED_HEADER } from "../idempotency";
+import { REPLAYED_HEADER } from "@exactly-once/trpc";
 import { countRequest, findRun, Lane, recordStep, stepsWritten, takeFault, withinRun, type LabRun } from "./runs";
 import { LAB_REQUEST_HEADER, LAB_RUN_HEADER, labKeyOf, LabTarget } from "./scenarios";
 

@@ -6,7 +6,7 @@
  * the idempotency runtime. Outside a lab run (and so whenever demo mode is
  * off: only the edge enters a run, and only then) each returns at once.
  */
-import type { IdempotencyRuntime } from "../idempotency";
+import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import type { PspClient } from "../psp/client";
 import { currentRun, isArmed, Lane, recordStep, stepsWritten, takeFault, type LabRun } from "./runs";
 

@@ -6,7 +6,7 @@
  * outside a lab run, so production paths pay one AsyncLocalStorage lookup
  * and nothing else.
  */
-import { IdempotencyEventType, REPLAYED_HEADER, type IdempotencyEvent, type ResponseSink } from "../idempotency";
+import { IdempotencyEventType, REPLAYED_HEADER, type IdempotencyEvent, type ResponseSink } from "@exactly-once/trpc";
 import type { Movement } from "../ledger/post";
 import type { ObservedCall as ProviderCall } from "../psp/client";
 import { findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";

@@ -6,7 +6,7 @@
  * nothing on the money path names a metric or a span.
  */
 import { initTRPC } from "@trpc/server";
-import type { IdempotencyRuntime } from "../idempotency";
+import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import { countExpiredDeleted, observeCompleterRun } from "./background";
 import { startHealthWindow } from "./health";
 import { observeHttp } from "./http";

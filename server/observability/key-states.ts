@@ -6,7 +6,7 @@
  */
 import type { Sql } from "postgres";
 import { availability } from "../../db/availability";
-import { isExpired, isStale, KeyState, needsAttention } from "../idempotency";
+import { isExpired, isStale, KeyState, needsAttention } from "@exactly-once/trpc";
 import { metrics } from "./metrics";
 
 const KEY_STATES_REFRESH_MS = 5_000;

@@ -14,7 +14,7 @@ import { context, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
-import { IdempotencyEventType as E, type IdempotencyEvent } from "../idempotency";
+import { IdempotencyEventType as E, type IdempotencyEvent } from "@exactly-once/trpc";
 import { metrics, RequestOutcome } from "./metrics";
 import { observing } from "./switch";
 import { tracer } from "./tracing";

@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import type { Db } from "../../db/client";
-import type { RecoverableHandle } from "../idempotency";
+import type { RecoverableHandle } from "@exactly-once/trpc";
 import { chargeAndRecord } from "../payments/charge";
 import type { cartSchema } from "./create.schema";
 import { orderView } from "./order";

@@ -11,7 +11,7 @@ import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { orders, payments, PaymentStatus, coupons } from "../../db/schema";
 import { PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
-import type { RecoverableHandle } from "../idempotency";
+import type { RecoverableHandle } from "@exactly-once/trpc";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { psp } from "./provider";
 import { providerRefused, refusalReason } from "./refusal";

@@ -2,7 +2,7 @@
 import type { z } from "zod";
 import type { Db } from "../../db/client";
 import { payments, PaymentStatus } from "../../db/schema";
-import type { RecoverableHandle } from "../idempotency";
+import type { RecoverableHandle } from "@exactly-once/trpc";
 import { newId } from "../ids";
 import { chargeAndRecord } from "./charge";
 import type { createPaymentInput } from "./create.schema";

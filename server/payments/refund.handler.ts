@@ -8,7 +8,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { payments, PaymentStatus, refunds } from "../../db/schema";
 import { RuleViolationError } from "../errors";
-import type { RecoverableHandle } from "../idempotency";
+import type { RecoverableHandle } from "@exactly-once/trpc";
 import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { formatMinor } from "../money";

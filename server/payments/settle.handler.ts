@@ -8,7 +8,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { payments, PaymentStatus } from "../../db/schema";
 import { RuleViolationError } from "../errors";
-import type { RecoverableHandle } from "../idempotency";
+import type { RecoverableHandle } from "@exactly-once/trpc";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { presentPayment } from "./present";
 import { psp } from "./provider";

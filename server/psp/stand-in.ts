@@ -21,7 +21,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
 import { hostAllowed } from "../edge/hosts";
-import { fingerprint } from "../idempotency";
+import { fingerprint } from "@exactly-once/trpc";
 import { continueProviderTrace } from "../observability/psp";
 import { openJournal } from "./journal";
 import { KeyMismatchError, Ledger, errorReply, reply, type Reply } from "./ledger";

@@ -8,7 +8,7 @@
  */
 import type { ContextOptions } from "../context";
 import { DomainError, publicProblem } from "../errors";
-import type { ResponseSink } from "../idempotency";
+import type { ResponseSink } from "@exactly-once/trpc";
 import type { ProcedureRegistry } from "../registry";
 import { readJsonBody } from "./body";
 import { problemResponse, send } from "./respond";

@@ -7,7 +7,7 @@
  */
 import { inject, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
-import { downstreamKeyOf, generation } from "../../server/idempotency";
+import { downstreamKeyOf, generation } from "@exactly-once/trpc";
 import { completer } from "../../server/app";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, chargesFor, killOnceCharged, pay, payChild, paymentsForKey, withProviderDown } from "../payments/support";

@@ -20,7 +20,7 @@ import type { Tenant } from "../../server/context";
 import { randomUUID } from "node:crypto";
 import { addOperator, OperatorRole, type Operator } from "../../server/admin/operators";
 import { ADMIN_COOKIE, issueSession } from "../../server/admin/session";
-import type { KeyState } from "../../server/idempotency";
+import type { KeyState } from "@exactly-once/trpc";
 
 /** What the dashboard's own requests carry: its origin and JSON (admin mutations need both). */
 export const SAME_ORIGIN = { host: "app.test", origin: "http://app.test", "content-type": "application/json" };

@@ -23,7 +23,7 @@ import { pgBouncerBinary, startPgBouncer, type RunningPgBouncer } from "../../db
 import { CATALOG, seedDemo } from "../../db/seed";
 import { completer, createContextInner, idempotencyRuntime } from "../../server/app";
 import { openAppDatabase } from "../../server/database";
-import { createIdempotencyProcedures } from "../../server/idempotency";
+import { createIdempotencyProcedures } from "@exactly-once/trpc";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { createCallerFactory, router, tenantProcedure } from "../../server/trpc";
 import { ledgerFor, unbalancedTransactions } from "../support/api";

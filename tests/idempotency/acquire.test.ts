@@ -14,8 +14,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { responseMeta } from "../../app/api/trpc/[trpc]/response-meta";
 import { database } from "../../db/client";
 import { createContextInner } from "../../server/app";
-import { acquire, Decision, fingerprint, type Attempt } from "../../server/idempotency";
-import { FirstLook, lockId } from "../../server/idempotency/acquire";
+import { fingerprint } from "@exactly-once/trpc";
+import { acquire, Decision, FirstLook, lockId, type Attempt } from "../../packages/trpc/src/acquire.js";
 import { trpcError } from "../support/api";
 import { caller, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, testRouter, uniqueKey, type TestTenant } from "./fixture";
 

@@ -10,7 +10,7 @@ import { inject } from "vitest";
 import { z } from "zod";
 import { database } from "../../db/client";
 import { DomainError } from "../../server/errors";
-import { createIdempotencyProcedures, type IdempotencyEvent, type RecoverableHandle } from "../../server/idempotency";
+import { createIdempotencyProcedures, type IdempotencyEvent, type RecoverableHandle } from "@exactly-once/trpc";
 import { flushEvents } from "../../server/keys/events";
 import { createContextInner, idempotencyRuntime, restHandlerFor } from "../../server/app";
 import type { Tenant as TestTenant } from "../support/api";

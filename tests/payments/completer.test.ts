@@ -33,7 +33,7 @@ type CompleterRow = {
 
 async function completerRow(tenantId: string, key: string): Promise<CompleterRow> {
   const { sql } = database();
-  const { needsAttention } = await import("../../server/idempotency");
+  const { needsAttention } = await import("@exactly-once/trpc");
   const [row] = await sql<CompleterRow[]>`
     select state, fence::text, response_status, response_body, completer_attempts, completer_error, completed_by,
            ${needsAttention(sql, "k")} as needs_attention

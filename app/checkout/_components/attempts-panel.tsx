@@ -1,7 +1,7 @@
 "use client";
 /** The demo's explanation: the key this checkout uses, every attempt made with it, and what the server saw. */
 import { useEffect, useState } from "react";
-import type { Attempt } from "@/server/idempotency/client/link";
+import type { Attempt } from "@exactly-once/trpc/client";
 import { checkoutClient, PAGE_LOADED_AT } from "./client";
 import { useAttempts } from "./use-attempts";
 

@@ -4,7 +4,7 @@
  * sessionStorage so the page — and the confirmation after it — can show
  * what happened.
  */
-import type { Attempt } from "@/server/idempotency/client/link";
+import type { Attempt } from "@exactly-once/trpc/client";
 import { createAppClient } from "../../_trpc/client";
 
 const ATTEMPTS = "eo-checkout:attempts:";

@@ -16,12 +16,12 @@
 import { createHash } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import type { Sql } from "postgres";
-import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type IdempotencyError } from "./errors";
-import { IdempotencyEventType as E, type IdempotencyEvent } from "./events";
-import { KeyState } from "./schema";
-import * as store from "./store";
-import { inTransaction, isLockTimeout, limitColumns, setLocalLockTimeout, type KeyTransaction } from "./transaction";
-import type { TransactionLimits } from "./types";
+import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type IdempotencyError } from "./errors.js";
+import { IdempotencyEventType as E, type IdempotencyEvent } from "./events.js";
+import { KeyState } from "./states.js";
+import * as store from "./store.js";
+import { inTransaction, isLockTimeout, limitColumns, setLocalLockTimeout, type KeyTransaction } from "./transaction.js";
+import type { TransactionLimits } from "./types.js";
 
 /** One request's hold on its key: what it would store, its budgets, and how it reports events. */
 export type Attempt = store.Request & {

@@ -14,12 +14,12 @@
  * refusal; an unexpected error stores a released row instead, so the
  * fingerprint stays pinned and the next retry takes the key over at once.
  */
-import { acquire, announce, type Attempt } from "./acquire";
-import { IdempotencyEventType as E } from "./events";
-import { outcomeOf } from "./policy";
-import { KeyState } from "./schema";
-import * as store from "./store";
-import type { AtomicHandle, HandlerResult, IdempotencyRuntime, StoredResponse } from "./types";
+import { acquire, announce, type Attempt } from "./acquire.js";
+import { IdempotencyEventType as E } from "./events.js";
+import { outcomeOf } from "./policy.js";
+import { KeyState } from "./states.js";
+import * as store from "./store.js";
+import type { AtomicHandle, HandlerResult, IdempotencyRuntime, StoredResponse } from "./types.js";
 
 const WORK = "eo_work";
 

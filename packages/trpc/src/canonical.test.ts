@@ -1,7 +1,7 @@
 /** Properties of the canonical form: equivalent inputs hash alike, different inputs never collide. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, fingerprint, NotCanonicalizableError } from "./canonical";
+import { canonicalJson, fingerprint, NotCanonicalizableError } from "./canonical.js";
 
 /** Any unicode, already in NFC (normalisation has its own test below). */
 const text = (maxLength?: number) => fc.string({ unit: "binary", maxLength }).map((s) => s.normalize("NFC"));

@@ -13,9 +13,9 @@
  * the acquisition's advisory lock and fence, never this claim.
  */
 import type { Sql } from "postgres";
-import { isDue, isStale } from "./rules";
-import { CompletedBy, KeyState } from "./schema";
-import type { KeyRef } from "./store";
+import { isDue, isStale } from "./rules.js";
+import { CompletedBy, KeyState } from "./states.js";
+import type { KeyRef } from "./store.js";
 
 export type CompletionPolicy = {
   /** After this many attempts that did not finish the work, the key needs attention. */

@@ -1,42 +1,29 @@
 /**
- * The public surface of the idempotency middleware. Everything outside this
- * folder imports from here; two other entry points exist for reasons of
- * their own: `schema.ts` (read by drizzle-kit through db/schema) and
- * `client/` (the browser's side, which must not pull in the server).
+ * `@exactly-once/trpc`: the server side. What an app needs and nothing more:
+ * the procedure builders and their runtime options, the migration, the
+ * completer and the expiry sweep it starts, what operators do to keys, the
+ * SQL rules an operator's views read keys by, the errors and events.
+ * Two other entry points: `./client` (the browser's link, which must not pull
+ * in the server) and `./drizzle` (the table, for apps that use Drizzle).
  */
-export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta, type ResponseSink } from "./procedures";
-export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse, TransactionLimits } from "./types";
+export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta, type ResponseSink } from "./procedures.js";
+export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse, TransactionLimits } from "./types.js";
 // The SET LOCAL of those limits, for the app's own transactions outside the middleware.
-export { setLocalLimits } from "./transaction";
+export { setLocalLimits } from "./transaction.js";
+export { migrate, type MigrateOptions } from "./migrate.js";
 
-// The acquisition step and the decision table: a server-side completer finds
-// stale keys (`isStale`) and runs their procedure again through a caller; the
-// acquisition takes the key over under a new fence and the recoverable
-// handler resumes at its recovery point.
-export { acquire, decide, Decision, type Attempt, type Owned } from "./acquire";
+// Finishing keys whose client never came back, and deleting expired ones.
+export { completionPolicy, createCompleter, NotResumableError, settleWithinMs, type Completer, type CompleterOptions, type CompletionPolicy, type KeyOutcome, type Rerun, type RunOptions } from "./completer.js";
+export { startExpirySweep, type ExpirySweepOptions } from "./sweep.js";
 
-// Rules every reader shares, and what operators do to keys.
-export { DISPLAY_STATES, DisplayState, generation, isExpired, isStale, STORED_STATES } from "./rules";
-// The downstream key a recoverable holder sends the provider, so a reader (the admin) can ask the provider what became of it.
-export { downstreamKeyOf } from "./recoverable";
-export { deleteExpired, hasExpiredKeys, releaseKey, type CleanupOptions, type Released } from "./operator";
+// What operators do to keys, and the rules their views read keys by (SQL fragments on an aliased key table).
+export { deleteExpired, hasExpiredKeys, releaseKey, type CleanupOptions, type Released } from "./operator.js";
+export { DISPLAY_STATES, DisplayState, generation, isExpired, isStale, needsAttention, STORED_STATES } from "./rules.js";
+// The downstream key a recoverable holder sends the provider, so an operator can ask the provider what became of it.
+export { downstreamKeyOf } from "./recoverable.js";
+export { CompletedBy, KeyState } from "./states.js";
 
-export { canonicalJson, fingerprint } from "./canonical";
-export * from "./errors";
-export { IdempotencyEventType, type IdempotencyEvent, type IdempotencyEventSink } from "./events";
-export { IDEMPOTENCY_KEY_HEADER } from "./key";
-export { idempotencyKeys, KeyState, type IdempotencyRecord } from "./schema";
-
-// The completer's schedule: claim due keys (SKIP LOCKED, backoff), record what an attempt came to.
-export {
-  claimDue,
-  giveUp,
-  markCompletedByCompleter,
-  recordCompleterFailure,
-  storedInput,
-  type ClaimOptions,
-  type CompletionPolicy,
-  type DueKey,
-} from "./completion";
-export { isDue, needsAttention } from "./rules";
-export { CompletedBy } from "./schema";
+export { canonicalJson, fingerprint } from "./canonical.js";
+export * from "./errors.js";
+export { IdempotencyEventType, type IdempotencyEvent, type IdempotencyEventSink } from "./events.js";
+export { IDEMPOTENCY_KEY_HEADER } from "./key.js";

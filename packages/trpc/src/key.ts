@@ -5,7 +5,7 @@
  * name the same key, so a client following either never gets two executions.
  */
 import { parseItem } from "structured-headers";
-import { IdempotencyKeyInvalidError, IdempotencyKeyMissingError } from "./errors";
+import { IdempotencyKeyInvalidError, IdempotencyKeyMissingError } from "./errors.js";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 const VALID = /^[\x21-\x7E]{1,255}$/;

@@ -4,10 +4,10 @@
  * batches, and releasing a lease by hand.
  */
 import type { ISql, Sql } from "postgres";
-import { IdempotencyEventType, type IdempotencyEventSink } from "./events";
-import { KeyState } from "./schema";
-import * as store from "./store";
-import { isLockTimeout } from "./transaction";
+import { IdempotencyEventType, type IdempotencyEventSink } from "./events.js";
+import { KeyState } from "./states.js";
+import * as store from "./store.js";
+import { isLockTimeout } from "./transaction.js";
 
 export type CleanupOptions = {
   batchSize?: number;

@@ -3,9 +3,9 @@
  * final error are stored and replayed; any other error stores nothing and
  * releases the key, so a retry runs the work again.
  */
-import { KeyState } from "./schema";
-import type { Outcome } from "./store";
-import type { HandlerResult, IdempotencyRuntime } from "./types";
+import { KeyState } from "./states.js";
+import type { Outcome } from "./store.js";
+import type { HandlerResult, IdempotencyRuntime } from "./types.js";
 
 /** The outcome to store, or undefined: release the key and let a retry run again. */
 export function outcomeOf(runtime: IdempotencyRuntime<unknown>, successStatus: number, result: HandlerResult): Outcome | undefined {

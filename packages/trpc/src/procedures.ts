@@ -16,15 +16,15 @@ import { initTRPC, TRPCError } from "@trpc/server";
 // (a replay) must hand tRPC a result carrying this marker; tRPC exports no
 // public way to build one.
 import { middlewareMarker } from "@trpc/server/unstable-core-do-not-import";
-import type { Attempt } from "./acquire";
-import { runAtomic, type Settled } from "./atomic";
-import { fingerprint } from "./canonical";
-import { IdempotencyError } from "./errors";
-import { readIdempotencyKey } from "./key";
-import { runRecoverable } from "./recoverable";
-import { KeyState } from "./schema";
-import type { KeyRow } from "./store";
-import type { IdempotencyRuntime, ProcedureOptions, StoredResponse } from "./types";
+import type { Attempt } from "./acquire.js";
+import { runAtomic, type Settled } from "./atomic.js";
+import { fingerprint } from "./canonical.js";
+import { IdempotencyError } from "./errors.js";
+import { readIdempotencyKey } from "./key.js";
+import { runRecoverable } from "./recoverable.js";
+import { KeyState } from "./states.js";
+import type { KeyRow } from "./store.js";
+import type { IdempotencyRuntime, ProcedureOptions, StoredResponse } from "./types.js";
 
 /** Where a transport picks up the exact stored bytes (REST sends them verbatim) and headers. */
 export type ResponseSink = { status?: number; body?: string; headers: Headers };

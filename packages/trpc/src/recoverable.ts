@@ -14,15 +14,15 @@
  */
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
-import { acquire, announce, refuse, type Attempt } from "./acquire";
-import type { Settled } from "./atomic";
-import { IdempotencyLeaseLostError } from "./errors";
-import { IdempotencyEventType as E } from "./events";
-import { outcomeOf } from "./policy";
-import { KeyState } from "./schema";
-import * as store from "./store";
-import { inTransaction, setLocalLimits } from "./transaction";
-import type { HandlerResult, IdempotencyRuntime, RecoverableHandle } from "./types";
+import { acquire, announce, refuse, type Attempt } from "./acquire.js";
+import type { Settled } from "./atomic.js";
+import { IdempotencyLeaseLostError } from "./errors.js";
+import { IdempotencyEventType as E } from "./events.js";
+import { outcomeOf } from "./policy.js";
+import { KeyState } from "./states.js";
+import * as store from "./store.js";
+import { inTransaction, setLocalLimits } from "./transaction.js";
+import type { HandlerResult, IdempotencyRuntime, RecoverableHandle } from "./types.js";
 
 /** The key the provider dedupes on: tenant, key and the key's generation (a reused expired key is a new operation). */
 export const downstreamKeyOf = (k: store.KeyRef, generation: string) =>

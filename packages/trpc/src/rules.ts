@@ -6,7 +6,7 @@
  * and counts all use these.
  */
 import type { Fragment, ISql } from "postgres";
-import { KeyState } from "./schema";
+import { KeyState } from "./states.js";
 
 /** How the dashboard names a key: a stored state, or "expired" once past its retention. */
 export const DisplayState = {

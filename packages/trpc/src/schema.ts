@@ -6,8 +6,10 @@
  * "expired" and "stale" are not stored: they follow from `expires_at` and
  * `locked_until` compared with the database clock.
  *
- * The table runs with fillfactor 80 (migration 0004, which drizzle-kit cannot
- * declare here), so the batched replay-count updates stay HOT.
+ * The `./drizzle` entry point, for apps whose drizzle-kit or queries want the
+ * table; the package creates it itself (`migrate`, migrations/). The table
+ * runs with fillfactor 80 (set there: drizzle-kit cannot declare it), so the
+ * batched replay-count updates stay HOT.
  */
 import { sql } from "drizzle-orm";
 import {
@@ -21,17 +23,7 @@ import {
   text,
   timestamp,
 } from "drizzle-orm/pg-core";
-
-export const KeyState = {
-  InProgress: "in_progress",
-  Completed: "completed",
-  Failed: "failed",
-} as const;
-export type KeyState = (typeof KeyState)[keyof typeof KeyState];
-
-/** Who finished a key that its client left behind. */
-export const CompletedBy = { Completer: "completer" } as const;
-export type CompletedBy = (typeof CompletedBy)[keyof typeof CompletedBy];
+import { KeyState, type CompletedBy } from "./states.js";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 

@@ -10,8 +10,8 @@
  * unawaited is sent when awaited: the caller decides its place in a pipeline.
  */
 import type { Fragment, ISql, Sql } from "postgres";
-import { generation, isExpired, isLeaseOver, leaseMsLeft } from "./rules";
-import { KeyState } from "./schema";
+import { generation, isExpired, isLeaseOver, leaseMsLeft } from "./rules.js";
+import { KeyState } from "./states.js";
 
 export type KeyRef = { tenantId: string; key: string };
 

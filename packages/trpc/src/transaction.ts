@@ -5,7 +5,7 @@
  */
 import type { Fragment, ISql, ReservedSql, Sql } from "postgres";
 
-import type { TransactionLimits } from "./types";
+import type { TransactionLimits } from "./types.js";
 
 // A timeout of 0 means "never": the shortest budget there is, 1 ms, stands for a zero one.
 const timeoutMs = (value: number) => Math.max(1, Math.floor(value));

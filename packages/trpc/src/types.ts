@@ -1,7 +1,7 @@
 /** The shapes the middleware is configured with and hands to handlers. */
 import type { TRPCError } from "@trpc/server";
 import type { ReservedSql, Sql } from "postgres";
-import type { IdempotencyEventSink } from "./events";
+import type { IdempotencyEventSink } from "./events.js";
 
 /**
  * The bounds every key transaction runs under, set with SET LOCAL right after

@@ -8,8 +8,8 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createIntentStore } from "./intent";
-import { idempotencyHeaders, idempotencyLink, type Attempt } from "./link";
+import { createIntentStore } from "./intent.js";
+import { idempotencyHeaders, idempotencyLink, type Attempt } from "./link.js";
 
 type Script = ("network" | 409 | 500 | 422 | "ok")[];
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Package hygiene, on the tarball `npm pack` makes (what a user installs):
+# publint, Are the Types Wrong (ESM-only on purpose: the esm-only profile
+# leaves out CommonJS `require`, which this package does not offer), and the
+# file list: built output, the SQL migrations, README, CHANGELOG, nothing else
+# (no test, fixture, source or app file).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+# prepack builds dist/ first.
+npm pack --pack-destination "$out" >/dev/null
+tarball="$(ls "$out"/*.tgz)"
+
+tar -tzf "$tarball" | sed 's#^package/##' | sort > "$out/files"
+allowed='^(package\.json|README\.md|CHANGELOG\.md|migrations/[0-9]{4}_[a-z_]+\.sql|dist/([a-z-]+/)?[a-z-]+\.(js|d\.ts))$'
+unexpected="$(grep -vE "$allowed" "$out/files" || true)"
+tests="$(grep -Ei '(^|/)(test|tests|fixtures?|__tests__)/|\.(test|spec)\.|fixture' "$out/files" || true)"
+if [ -n "$unexpected$tests" ]; then
+  echo "FAIL: the tarball holds files it must not:" >&2
+  printf '%s\n' "$unexpected" "$tests" | sort -u | sed '/^$/d' >&2
+  exit 1
+fi
+echo "tarball: $(wc -l < "$out/files") files, only built output, migrations and docs"
+
+npx --no-install publint run "$tarball" --strict
+npx --no-install attw "$tarball" --profile esm-only --no-emoji --no-color
