@@ -212,7 +212,7 @@ export function lockOwned(q: ISql, k: KeyRef, fence: number) {
 export function savePoint(q: ISql, k: KeyRef, fence: number, point: string, data: Record<string, unknown>, leaseMs: number) {
   return q`
     update idempotency_keys set
-      recovery_point = ${point}, recovery_data = ${JSON.stringify(data)}::jsonb,
+      recovery_point = ${point}, recovery_data = ${JSON.stringify(data)}::text::jsonb,
       locked_until = now() + ${leaseMs} * interval '1 millisecond', updated_at = now()
     where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
     returning 1`;
