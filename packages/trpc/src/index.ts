@@ -7,6 +7,7 @@
  * in the server) and `./drizzle` (the table, for apps that use Drizzle).
  */
 export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta, type ResponseSink } from "./procedures.js";
+export { createRuntime, type RuntimeOptions } from "./runtime.js";
 export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse, TransactionLimits } from "./types.js";
 // The SET LOCAL of those limits, for the app's own transactions outside the middleware.
 export { setLocalLimits } from "./transaction.js";
