@@ -4,7 +4,6 @@
  * says what it did), and `responseMeta` sends the middleware's headers
  * (`Idempotent-Replayed: true` on a replay) with the answer.
  */
-import type { ResponseSink } from "@exactly-once/trpc";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import type { AppRouter } from "./app.js";
 
@@ -15,7 +14,7 @@ export function createServer(router: AppRouter) {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
       // Keys are scoped by tenant; a single-tenant app passes one constant scope.
-      return { headers, tenant: { id: "example" }, response: { headers: new Headers() } satisfies ResponseSink };
+      return { headers, tenant: { id: "example" }, response: { headers: new Headers() } };
     },
     responseMeta: ({ ctx }) => ({ headers: ctx ? Object.fromEntries(ctx.response.headers) : {} }),
   });
