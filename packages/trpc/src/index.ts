@@ -22,7 +22,7 @@ export { deleteExpired, hasExpiredKeys, releaseKey, type CleanupOptions, type Re
 export { DISPLAY_STATES, DisplayState, generation, isExpired, isStale, needsAttention, STORED_STATES } from "./rules.js";
 // The downstream key a recoverable holder sends the provider, so an operator can ask the provider what became of it.
 export { downstreamKeyOf } from "./recoverable.js";
-export { CompletedBy, KeyState } from "./states.js";
+export { KeyState } from "./states.js";
 
 export { canonicalJson, fingerprint } from "./canonical.js";
 export * from "./errors.js";
