@@ -9,7 +9,7 @@
  *   can fail or never return.
  */
 import { createIdempotencyProcedures, createRuntime, type IdempotencyContext } from "@exactly-once/trpc";
-import { initTRPC } from "@trpc/server";
+import { initTRPC, TRPCError } from "@trpc/server";
 import type { Sql } from "postgres";
 import { z } from "zod";
 
@@ -17,6 +17,8 @@ import { z } from "zod";
 export type Provider = { charge: (charge: { key: string; amount: number }) => Promise<{ chargeId: string }> };
 
 const t = initTRPC.context<IdempotencyContext>().create();
+
+export const CLOSED_ACCOUNT = "acct_closed";
 
 export function createApp(sql: Sql, provider: Provider, options: { leaseMs?: number } = {}) {
   const idempotency = createIdempotencyProcedures(createRuntime({ sql, defaults: options }));
@@ -33,6 +35,8 @@ export function createApp(sql: Sql, provider: Provider, options: { leaseMs?: num
       .input(z.object({ amount: z.number().int().positive(), to: z.string().min(1) }))
       .concat(idempotency.recoverable())
       .mutation(async ({ ctx, input }) => {
+        // A business refusal after the claim: final, so it is stored and every retry gets it back.
+        if (input.to === CLOSED_ACCOUNT) throw new TRPCError({ code: "FORBIDDEN", message: "The recipient's account is closed." });
         const transfer = await ctx.idempotency.phase("recorded", async (tx) => {
           const [row] = await tx`insert into transfers (key, amount, recipient) values (${ctx.idempotency.key}, ${input.amount}, ${input.to}) returning id`;
           return { id: Number(row!.id) };

@@ -4,6 +4,7 @@
  *   the test holds until the first request waits on it and the 19 others on
  *   its key, all in PostgreSQL): one deposit, 20 byte-identical answers;
  * - the same key with another amount: 422, nothing written;
+ * - a business refusal (403) is stored: a retry gets the same answer back;
  * - a process killed between its recovery point and the end (its charge
  *   went out, the answer never came back): the completer finishes it, calling
  *   the provider again with the same downstream key (one charge), and a
@@ -16,7 +17,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createCompleter, migrate } from "@exactly-once/trpc";
 import postgres, { type Sql } from "postgres";
-import { createApp, createTables, databaseProvider } from "../src/app.js";
+import { CLOSED_ACCOUNT, createApp, createTables, databaseProvider } from "../src/app.js";
 import { createServer } from "../src/server.js";
 import { startDatabase, type TestDatabase } from "./database.js";
 
@@ -89,6 +90,23 @@ describe("the example, exactly once", () => {
     assert.equal(await transfersFor(key), 1);
     const [row] = await sql`select amount from transfers where key = ${key}`;
     assert.equal(row!.amount, 1000);
+  });
+
+  it("a business refusal is final: stored, and a retry gets the same error back", async () => {
+    const key = `refused-${Date.now()}`;
+    const first = await post("pay", key, { amount: 500, to: CLOSED_ACCOUNT });
+    const again = await post("pay", key, { amount: 500, to: CLOSED_ACCOUNT });
+    assert.deepEqual([first.status, again.status], [403, 403]);
+    // tRPC adds the stack where it was thrown outside production (NODE_ENV); everything else is the same.
+    const withoutStack = async (r: Response) => {
+      const body = (await r.json()) as { error: { data: { stack?: string } } };
+      delete body.error.data.stack;
+      return body;
+    };
+    assert.deepEqual(await withoutStack(again), await withoutStack(first));
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    const [row] = await sql`select state, response_status from idempotency_keys where key = ${key}`;
+    assert.deepEqual({ ...row }, { state: "failed", response_status: 403 });
   });
 
   it("a process killed after its recovery point: the completer finishes it once, a later retry replays", async () => {
