@@ -48,7 +48,7 @@ plugIntoProvider({ transport: instrument.providerFetch });
 /** The app's idempotency runtime: its events go to the event log, and to the lab's diagram. */
 export const idempotencyRuntime = instrument.runtime(
   createKeysRuntime((event) => {
-    recordEvent(event);
+    recordEvent(event, instrument.traceId());
     lab.onKeyEvent(event);
   }),
 );
@@ -69,12 +69,13 @@ export const appRouter = router({
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);
 const registry = createRegistry(appRouter, createCaller);
+instrument.knownProcedures(registry.procedures.filter((p) => p.meta.idempotent).map((p) => p.path));
 
 export const completer = createCompleter({
   registry,
   createContext: createContextInner,
   sql: () => database().sql,
-  onEvent: recordEvent,
+  onEvent: (event) => recordEvent(event, instrument.traceId()),
   around: lab.aroundCompleterAttempt,
 });
 

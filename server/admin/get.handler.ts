@@ -43,6 +43,8 @@ export type TimelineEvent = {
   waitedMs: number | null;
   /** For "replayed": how many replays this line stands for (replays are counted per key and written every 5 seconds). */
   count: number | null;
+  /** The recorded OpenTelemetry trace of the request (or completer run) the event happened in. */
+  traceId: string | null;
   detail: Record<string, unknown> | null;
   at: string;
 };
@@ -80,7 +82,7 @@ type RawDetail = RawSummary & {
   completer_gave_up_at: string | null;
   generation: string;
 };
-type RawEvent = { id: number; type: string; fence: number | null; status: number | null; recoveryPoint: string | null; waitedMs: number | null; count: number | null; at: string };
+type RawEvent = Omit<TimelineEvent, "id" | "source" | "detail"> & { id: number };
 type RawAudit = { id: number; action: string; detail: string; at: string };
 
 export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
@@ -95,7 +97,7 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
       from idempotency_keys k left join tenants t on t.id = k.tenant_id
       where k.tenant_id = ${tenantId} and k.key = ${key}`,
     q<RawEvent[]>`
-      select e.id::float8 as id, e.type, e.fence::float8 as fence, e.status, e.recovery_point as "recoveryPoint", e.waited_ms as "waitedMs", e.count, ${iso(q, q`e.at`)} as at
+      select e.id::float8 as id, e.type, e.fence::float8 as fence, e.status, e.recovery_point as "recoveryPoint", e.waited_ms as "waitedMs", e.count, e.trace_id as "traceId", ${iso(q, q`e.at`)} as at
       from idempotency_events e where e.tenant_id = ${tenantId} and e.key = ${key}
       order by e.at, e.id limit ${TIMELINE_LIMIT}`,
     q<RawAudit[]>`
@@ -126,9 +128,12 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
     completerNextAt: row.completer_next_at,
     completerGaveUpAt: row.completer_gave_up_at,
   };
-  const none = { fence: null, status: null, recoveryPoint: null, waitedMs: null, count: null, detail: null };
-  // Claimed and completed are on the key row itself (the event writer keeps only what the row cannot tell).
-  const timeline: TimelineEvent[] = [{ ...none, id: "row-claimed", source: "key", type: "claimed", at: detail.createdAt }];
+  const none = { fence: null, status: null, recoveryPoint: null, waitedMs: null, count: null, traceId: null, detail: null };
+  // Claimed and completed are on the key row itself (the event writer keeps only what the row cannot tell),
+  // unless tracing recorded the claim: then its event stands for the claim, with the trace.
+  const timeline: TimelineEvent[] = events.some((e) => e.type === "claimed")
+    ? []
+    : [{ ...none, id: "row-claimed", source: "key", type: "claimed", at: detail.createdAt }];
   if (detail.completedAt) {
     const type = detail.completedBy === "completer" ? "completed_by_completer" : "completed";
     timeline.push({ ...none, id: "row-completed", source: "key", type, fence: detail.fence, status: detail.responseStatus, at: detail.completedAt });

@@ -33,7 +33,7 @@ const MAX_BATCH = 500;
 /** So many keys replayed before the next write are written at once, which bounds the memory they hold. */
 const MAX_REPLAYED_KEYS = 10_000;
 
-type Buffered = IdempotencyEvent & { at: string };
+type Buffered = IdempotencyEvent & { at: string; traceId?: string };
 
 let buffer: Buffered[] = [];
 let timer: NodeJS.Timeout | undefined;
@@ -75,15 +75,21 @@ function countReplay(event: IdempotencyEvent, at: string): void {
   else replayTimer ??= setTimeout(() => void flushEvents(), REPLAY_FLUSH_MS).unref();
 }
 
-export function recordEvent(event: IdempotencyEvent): void {
-  if (ON_THE_KEY_ROW.has(event.type)) {
+/**
+ * `traceId`: the recorded trace the event happened in (tracing on, the trace
+ * sampled), kept on its row so the key's page leads to the trace. A traced
+ * claim is written too, though the row tells when it was claimed: the trace
+ * of the request that ran the key is what an operator looks for first.
+ */
+export function recordEvent(event: IdempotencyEvent, traceId?: string): void {
+  if (ON_THE_KEY_ROW.has(event.type) && !(traceId && event.type === IdempotencyEventType.Claimed)) {
     logger.debug({ idempotency: event }, `idempotency ${event.type}`);
     return;
   }
   logger.info({ idempotency: event }, `idempotency ${event.type}`);
   const at = stamp();
   if (event.type === IdempotencyEventType.Replayed) return countReplay(event, at);
-  buffer.push({ ...event, at });
+  buffer.push({ ...event, at, traceId });
   if (buffer.length >= MAX_BATCH) void flushEvents({ replays: false });
   else timer ??= setTimeout(() => void flushEvents({ replays: false }), FLUSH_MS).unref();
 }
@@ -92,12 +98,13 @@ function writeBatch(batch: Buffered[]) {
   const column = <T>(of: (e: Buffered) => T) => batch.map(of);
   return database().sql`
     with inserted as (
-      insert into idempotency_events (tenant_id, key, procedure, type, fence, status, recovery_point, count, waited_ms, at)
+      insert into idempotency_events (tenant_id, key, procedure, type, fence, status, recovery_point, count, waited_ms, at, trace_id)
       select * from unnest(
         ${column((e) => e.tenantId)}::text[], ${column((e) => e.key)}::text[], ${column((e) => e.procedure)}::text[],
         ${column((e) => e.type)}::text[], ${column((e) => e.fence ?? null)}::bigint[], ${column((e) => e.status ?? null)}::int[],
         ${column((e) => e.recoveryPoint ?? null)}::text[], ${column((e) => e.count ?? null)}::int[],
-        ${column((e) => e.waitedMs ?? null)}::int[], ${column((e) => e.at)}::text[]::timestamptz[])
+        ${column((e) => e.waitedMs ?? null)}::int[], ${column((e) => e.at)}::text[]::timestamptz[],
+        ${column((e) => e.traceId ?? null)}::text[])
       returning tenant_id, key, type, count, at),
     replays as (
       select tenant_id, key, sum(coalesce(count, 1))::int as n, max(at) as last from inserted

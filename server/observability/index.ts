@@ -10,9 +10,9 @@ import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import { countExpiredDeleted, observeCompleterRun } from "./background";
 import { startHealthWindow } from "./health";
 import { observeHttp } from "./http";
-import { observeAcquisition, observeHandler, observeKeyEvent, observeProcedure } from "./procedure";
+import { countFromZero, observeAcquisition, observeHandler, observeKeyEvent, observeProcedure } from "./procedure";
 import { observedProviderFetch } from "./psp";
-import { startTracing } from "./tracing";
+import { recordedTraceId, startTracing } from "./tracing";
 
 const t = initTRPC.create();
 
@@ -46,6 +46,10 @@ export const instrument = {
   completerRun: observeCompleterRun,
   expiredDeleted: countExpiredDeleted,
   http: observeHttp,
+  /** The idempotent procedures: each outcome's series is exported from the start, at 0, so a rate sees its first request. */
+  knownProcedures: countFromZero,
+  /** The recorded trace the current work belongs to, for the key's event log. */
+  traceId: recordedTraceId,
 };
 
 /** Tracing for this process when an OTLP endpoint is configured, and the dashboard's five-minute window of the counters. */

@@ -56,6 +56,22 @@ const DECISION: Partial<Record<IdempotencyEvent["type"], string>> = {
 
 type Result = { ok: true } | { ok: false; error: TRPCError };
 
+/**
+ * Exports every outcome of each idempotent procedure at 0. A series that
+ * appears only with its first request has no earlier sample, so `rate()` and
+ * `increase()` (the alert rules') miss that request: the first conflict
+ * storm after a deploy would go unseen for a scrape interval or more.
+ */
+export function countFromZero(procedures: readonly string[]): void {
+  const m = metrics();
+  for (const procedure of procedures) {
+    for (const outcome of Object.values(RequestOutcome)) {
+      m.requests.inc({ procedure, outcome }, 0);
+      m.requestDuration.zero({ procedure, outcome });
+    }
+  }
+}
+
 /** The outermost middleware of every procedure. */
 export async function observeProcedure<R extends Result>(opts: { path: string; meta?: { idempotent?: boolean }; next: () => Promise<R> }): Promise<R> {
   // Off, no scope is opened: the acquisition, handler and event hooks below find none and do nothing either.

@@ -7,7 +7,7 @@
  * exports over OTLP/HTTP when an endpoint is given (OTEL_EXPORTER_OTLP_ENDPOINT);
  * tests pass an exporter of their own (in memory).
  */
-import { trace, type Tracer } from "@opentelemetry/api";
+import { trace, TraceFlags, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type SpanExporter } from "@opentelemetry/sdk-trace-node";
@@ -53,3 +53,13 @@ export async function stopTracing(): Promise<void> {
 }
 
 export const tracer = (): Tracer => trace.getTracer("exactly-once");
+
+/**
+ * The trace the current work is recorded in, when it is: the id an operator
+ * looks up in the tracing backend. Undefined with tracing off or the trace
+ * not sampled (its id would lead nowhere).
+ */
+export function recordedTraceId(): string | undefined {
+  const context = trace.getActiveSpan()?.spanContext();
+  return context && (context.traceFlags & TraceFlags.SAMPLED) !== 0 ? context.traceId : undefined;
+}

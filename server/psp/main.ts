@@ -8,7 +8,7 @@
  * - `PSP_SLOW_MS` (default 3000): how long `acct_test_slow` takes to answer,
  * - `PSP_DATA_FILE` (unset: memory only): the file the stand-in keeps its
  *   charges, refunds and stored answers in across restarts (journal.ts),
- * - `PSP_WEBHOOK_SECRET` (default `whsec_demo_only`): the HMAC key for
+ * - `PSP_WEBHOOK_SECRET` (default `DEMO_WEBHOOK_SECRET`, the app's own demo value): the HMAC key for
  *   webhook signatures. The default is a public demo value, fine for a fake
  *   provider on localhost and for nothing else; the app must be given the
  *   same value; it also signs the control requests (`/webhooks/send`),
@@ -20,13 +20,14 @@
  *   each continuing the trace of the app's call (`traceparent`).
  */
 import { z } from "zod";
+import { DEMO_WEBHOOK_SECRET } from "../env-schema";
 import { startTracing } from "../observability/tracing";
 import { startPspStandIn } from "./stand-in";
 
 const schema = z.object({
   PSP_PORT: z.coerce.number().int().min(0).max(65535).default(4010),
   PSP_SLOW_MS: z.coerce.number().int().min(0).default(3000),
-  PSP_WEBHOOK_SECRET: z.string().min(1).default("whsec_demo_only"),
+  PSP_WEBHOOK_SECRET: z.string().min(1).default(DEMO_WEBHOOK_SECRET),
   PSP_DATA_FILE: z.string().min(1).optional(),
   PSP_WEBHOOK_URLS: z
     .string()

@@ -124,6 +124,19 @@ describe("/api/metrics", () => {
     expect(samples(after.text).filter((s) => s.name === "idempotency_keys").map((s) => s.labels.state).sort()).toEqual(["in_progress", "needs_attention", "stale"]);
   });
 
+  it("exports every outcome of every idempotent procedure from the start, so a rate sees the first request", async () => {
+    const text = (await scrapeAs(LOOPBACK)).text;
+    const outcomes = ["conflict", "executed", "failed", "lease_lost", "mismatch", "replayed", "takeover", "waited"];
+    for (const procedure of ["payments.create", "orders.create", "payments.refund"]) {
+      const series = samples(text).filter((s) => s.name === "idempotency_requests_total" && s.labels.procedure === procedure);
+      expect(series.map((s) => s.labels.outcome).sort(), procedure).toEqual(outcomes);
+      const counted = samples(text).filter((s) => s.name === "idempotency_request_duration_seconds_count" && s.labels.procedure === procedure);
+      expect(counted.map((s) => s.labels.outcome).sort(), procedure).toEqual(outcomes);
+    }
+    // Only idempotent procedures: a read has no idempotency outcome.
+    expect(samples(text).some((s) => s.name === "idempotency_requests_total" && s.labels.procedure === "catalog.list")).toBe(false);
+  });
+
   it("answers loopback or METRICS_TOKEN, and 404 to anyone else", async () => {
     const saved = env.METRICS_TOKEN;
     env.METRICS_TOKEN = "metrics-token-for-tests-0123456789";

@@ -10,12 +10,15 @@ import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as restPost } from "../../app/api/[...rest]/route";
+import { database } from "../../db/client";
+import { getKey } from "../../server/admin/get.handler";
 import { env } from "../../server/env";
 import { completer } from "../../server/app";
+import { flushEvents } from "../../server/keys/events";
 import { traceFields } from "../../server/observability/log";
 import { startTracing, tracer } from "../../server/observability/tracing";
 import { startPspStandIn, type RunningPspStandIn } from "../../server/psp/stand-in";
-import { newKey, newTenant } from "../support/api";
+import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, PAYMENT } from "../payments/support";
 
 const exporter = new InMemorySpanExporter();
@@ -46,23 +49,35 @@ function one(spans: ReadableSpan[], name: string): ReadableSpan {
 
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
+/** A payment whose client sent `traceparent` with the given flags (01: recorded, 00: not). */
+async function tracedPayment(tenant: Tenant, key: string, traceId: string, flags: "01" | "00", body: Record<string, unknown> = PAYMENT, status = 201) {
+  const res = await restPost(
+    new Request("http://test/api/v1/payments", {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${tenant.token}`,
+        "content-type": "application/json",
+        "idempotency-key": key,
+        traceparent: `00-${traceId}-${CLIENT_SPAN}-${flags}`,
+      },
+      body: JSON.stringify(body),
+    }),
+  );
+  expect(res.status, await res.text()).toBe(status);
+}
+
+/** The key's timeline as the admin's key page shows it: each line's type and trace. */
+async function timelineOf(tenant: Tenant, key: string) {
+  await flushEvents();
+  const { timeline } = await getKey({ sql: database().sql }, { tenantId: tenant.id, key });
+  return timeline.map((e) => ({ type: e.type, traceId: e.traceId }));
+}
+
 describe("traces", () => {
   it("one payment: the app's spans and the stand-in's share the client's trace id, each under the one it came from", async () => {
     exporter.reset();
     const tenant = await newTenant("traces");
-    const res = await restPost(
-      new Request("http://test/api/v1/payments", {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${tenant.token}`,
-          "content-type": "application/json",
-          "idempotency-key": newKey("traces"),
-          traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01`,
-        },
-        body: JSON.stringify(PAYMENT),
-      }),
-    );
-    expect(res.status, await res.text()).toBe(201);
+    await tracedPayment(tenant, newKey("traces"), TRACE_ID, "01");
 
     const spans = exporter.getFinishedSpans();
     expect(new Set(spans.map((s) => s.spanContext().traceId))).toEqual(new Set([TRACE_ID]));
@@ -84,6 +99,32 @@ describe("traces", () => {
     // The handler's span carries the recovery points it committed (the payment's two phases), nothing of the key's acquisition.
     expect(handler.events.map((e) => e.name)).toEqual(["idempotency.phase_committed", "idempotency.phase_committed"]);
     expect(procedure.events.map((e) => e.name)).toContain("idempotency.completed");
+  });
+
+  it("the key's page names the trace of the request that ran the key, and of a mismatching reuse", async () => {
+    const tenant = await newTenant("traces-key-page");
+    const key = newKey("traces-key-page");
+    const ran = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
+    const reused = "b1b2c3d4e5f60718293a4b5c6d7e8f91";
+    await tracedPayment(tenant, key, ran, "01");
+    await tracedPayment(tenant, key, reused, "01", { ...PAYMENT, amount: "1.23" }, 422);
+    expect(await timelineOf(tenant, key)).toEqual([
+      { type: "claimed", traceId: ran },
+      { type: "completed", traceId: null },
+      { type: "mismatch", traceId: reused },
+    ]);
+  });
+
+  it("a trace the client did not record leaves no trace id on the key's page, and no extra event", async () => {
+    const tenant = await newTenant("traces-unsampled");
+    const key = newKey("traces-unsampled");
+    await tracedPayment(tenant, key, "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "00");
+    expect(await timelineOf(tenant, key)).toEqual([
+      { type: "claimed", traceId: null },
+      { type: "completed", traceId: null },
+    ]);
+    const [row] = await database().sql<{ n: number }[]>`select count(*)::int as n from idempotency_events where tenant_id = ${tenant.id}`;
+    expect(row?.n).toBe(0);
   });
 
   it("a completer run is a trace of its own, the procedure it runs again nested in it", async () => {

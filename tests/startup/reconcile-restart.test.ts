@@ -66,4 +66,5 @@ it("reconcile is clean after the stand-in restarts between a payment and the rec
     await server.stop();
     rmSync(parent, { recursive: true, force: true });
   }
-});
+  // Two start-ups of the run command (cluster, stand-in, migrations) and three CLI runs: more than the default minute under load.
+}, 240_000);

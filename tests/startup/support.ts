@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import { inject } from "vitest";
+import { afterAll, inject } from "vitest";
 import { projectRoot, scratchClusterParent } from "../../db/cluster-home";
 import { freePort, startEmbeddedPostgres, type RunningPostgres } from "../../db/embedded";
 import { processAlive } from "../../db/file-lock";
@@ -67,6 +67,18 @@ function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv
  * Spawns a server process; `command` is `next start` unless given (the run command, say).
  * `group`: in a process group of its own, as a terminal runs a command, so a test can signal the group as Ctrl-C does.
  */
+/**
+ * Every server a test file spawned and did not stop. A test that times out
+ * is abandoned, not unwound: its `finally` may run after the worker is gone,
+ * and a run command left running keeps its embedded PostgreSQL. So the file
+ * stops what is still running when it ends (SIGTERM: the run command stops
+ * its cluster and stand-in itself).
+ */
+const spawned = new Set<Server>();
+afterAll(async () => {
+  await Promise.all([...spawned].map((server) => server.stop()));
+});
+
 export async function spawnServer(extra: Record<string, string | undefined>, command?: string[], options: { group?: boolean } = {}): Promise<Server> {
   const port = Number(extra.PORT ?? (await freePort()));
   const args = command ?? [bin("next"), "start", "-H", "127.0.0.1", "-p", String(port)];
@@ -77,7 +89,7 @@ export async function spawnServer(extra: Record<string, string | undefined>, com
   child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
   const exited = new Promise<number>((resolve) => child.once("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))));
-  return {
+  const server: Server = {
     url: `http://127.0.0.1:${port}`,
     child,
     output: () => output,
@@ -87,6 +99,9 @@ export async function spawnServer(extra: Record<string, string | undefined>, com
       return exited;
     },
   };
+  spawned.add(server);
+  void exited.then(() => spawned.delete(server));
+  return server;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

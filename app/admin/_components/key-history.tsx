@@ -52,6 +52,14 @@ export function Timeline({ events }: { events: TimelineEvent[] }) {
             {e.count !== null && e.count > 1 && ` · ${e.count} times in this minute`}
             {e.source === "operator" && operatorDetail(e.detail)}
           </span>
+          {e.traceId && (
+            <span className="muted small">
+              {" · trace "}
+              <code className="mono" data-testid="trace-id">
+                {e.traceId}
+              </code>
+            </span>
+          )}
         </li>
       ))}
     </ol>

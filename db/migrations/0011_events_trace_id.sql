@@ -1,0 +1,1 @@
+ALTER TABLE "idempotency_events" ADD COLUMN "trace_id" text;
