@@ -1,5 +1,10 @@
-/** HTTP answers in this app's shape: JSON or problem+json, never cached, `Retry-After` where a retry should wait. */
+/**
+ * HTTP answers in this app's shape: JSON or problem+json, never cached,
+ * `Retry-After` where a retry should wait, and on a 401 the challenge its
+ * problem type names (`WWW-Authenticate`, which RFC 9110 requires there).
+ */
 import { problemBody, type Problem } from "../errors";
+import { problemSpec } from "../problems";
 
 const JSON_TYPE = "application/json";
 const PROBLEM_TYPE = "application/problem+json";
@@ -13,5 +18,7 @@ export function send(status: number, body: string, headers: Headers): Response {
 
 export function problemResponse(p: Problem, headers = new Headers()): Response {
   if (typeof p.retryAfter === "number") headers.set("retry-after", String(p.retryAfter));
+  const challenge = problemSpec(p.type)?.challenge;
+  if (challenge) headers.set("www-authenticate", challenge);
   return send(p.status, problemBody(p), headers);
 }

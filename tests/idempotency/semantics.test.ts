@@ -174,7 +174,7 @@ describe("what is stored", () => {
     expect(first.status).toBe(402);
     expect(first.headers.get("content-type")).toBe("application/problem+json");
     const body = await first.text();
-    expect(JSON.parse(body)).toMatchObject({ type: "/problems/test-refused", status: 402 });
+    expect(JSON.parse(body)).toMatchObject({ type: "/problems/payment-declined", status: 402 });
     const again = await post(tenant, "/t/atomic", { tag: key, amount: 5, outcome: "refuse" }, key);
     expect(again.status).toBe(402);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
