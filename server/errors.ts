@@ -15,7 +15,7 @@ import { logger } from "./logger";
 import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "./idempotency";
 import { isProblemSlug, PROBLEM_TYPE_BASE, problemOf, PROBLEMS, TITLES, type Problem, type ProblemSlug, type ProblemSlugOf } from "./problems";
 
-export { problemType, type Problem, type ProblemSlug } from "./problems";
+export type { Problem, ProblemSlug } from "./problems";
 
 const CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: "BAD_REQUEST",

@@ -36,17 +36,17 @@ export const TITLES: Record<number, string> = {
 
 /** Extension members, one schema each: the catalogue below names them, the OpenAPI document declares them. */
 const member = {
-  errors: z.array(z.object({ field: z.string(), message: z.string() })).describe("The fields that were wrong, each with why (a dotted path, or `(body)`, `(path)`)."),
-  id: z.string().describe("The id that named nothing this tenant can see."),
-  paymentId: z.string().describe("The payment concerned."),
-  orderId: z.string().describe("The order concerned."),
-  paymentStatus: z.string().describe("The payment's status when the action was refused."),
-  reason: z.string().describe("The provider's reason."),
-  balance: z.string().describe("The account's balance, a decimal string."),
-  retryAfter: z.number().int().min(1).describe("Seconds to wait before retrying with the same key; also sent as `Retry-After`."),
-  requestId: z.uuid().describe("The id under which the server logged the cause."),
-  tenantId: z.string(),
-  key: z.string(),
+  errors: z.array(z.object({ field: z.string(), message: z.string() })).meta({ description: "The fields that were wrong, each with why (a dotted path, or `(body)`, `(path)`).", examples: [[{ field: "amount", message: "must be at most 1000000.00" }]] }),
+  id: z.string().meta({ description: "The id that named nothing this tenant can see.", examples: ["pay_01JD6Y4M2Q8ZK3"] }),
+  paymentId: z.string().meta({ description: "The payment concerned.", examples: ["pay_01JD6Y4M2Q8ZK3"] }),
+  orderId: z.string().meta({ description: "The order concerned.", examples: ["ord_01JD6Y6B9T"] }),
+  paymentStatus: z.string().meta({ description: "The payment's status when the action was refused.", examples: ["requires_capture"] }),
+  reason: z.string().meta({ description: "The provider's reason.", examples: ["card_declined"] }),
+  balance: z.string().meta({ description: "The account's balance, a decimal string.", examples: ["15.00"] }),
+  retryAfter: z.number().int().min(1).meta({ description: "Seconds to wait before retrying with the same key; also sent as `Retry-After`.", examples: [1] }),
+  requestId: z.uuid().meta({ description: "The id under which the server logged the cause.", examples: ["4b0c2a4e-3f1d-4c36-9d2e-6f5e1a2b3c4d"] }),
+  tenantId: z.string().meta({ examples: ["ten_01JD6Y"] }),
+  key: z.string().meta({ examples: ["5f0c1e58-8d8e-4f7c-9a51-2b9d3c1f7a10"] }),
 };
 
 type ProblemSpec = {

@@ -6,7 +6,7 @@ export const metadata: Metadata = { title: "API docs" };
 type Operation = {
   summary: string;
   operationId: string;
-  parameters: { name: string; in: string; required: boolean; description?: string }[];
+  parameters?: { name: string; in: string; required: boolean; description?: string }[];
   requestBody?: { content: { "application/json": { schema: unknown } } };
   responses: Record<string, { description: string }>;
 };
@@ -31,7 +31,7 @@ export default function DocsPage() {
               <span className="method">{method.toUpperCase()}</span> <code>/api{path}</code>
             </h2>
             <p>{op.summary}</p>
-            {op.parameters.length > 0 && (
+            {op.parameters && op.parameters.length > 0 && (
               <ul>
                 {op.parameters.map((p) => (
                   <li key={`${p.in}:${p.name}`}>

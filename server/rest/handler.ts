@@ -12,7 +12,7 @@ import { problemOf } from "../problems";
 import type { ResponseSink } from "../idempotency";
 import type { ProcedureRegistry } from "../registry";
 import { readJsonBody } from "./body";
-import { problemResponse, send } from "./respond";
+import { HEADER, problemResponse, send } from "./respond";
 import { buildRoutes, matchRoute, type Route } from "./routes";
 
 /** A query string as input fields; a parameter given twice is refused like a duplicate JSON key, not decided by order. */
@@ -59,7 +59,7 @@ async function handle(
   if ("methods" in match) {
     return problemResponse(
       problemOf("method-not-allowed", `${url.pathname} accepts ${match.methods.join(", ")}.`),
-      new Headers({ allow: match.methods.join(", ") }),
+      new Headers({ [HEADER.allow]: match.methods.join(", ") }),
     );
   }
   const { route, params } = match;
