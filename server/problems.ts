@@ -116,7 +116,7 @@ export type ProblemSlugOf<S extends number> = { [K in ProblemSlug]: (typeof PROB
 export const isProblemSlug = (slug: string): slug is ProblemSlug => Object.hasOwn(PROBLEMS, slug);
 
 /** Where the types' URIs live: each one's page explains it. */
-export const PROBLEM_TYPE_BASE = "/problems/";
+export const PROBLEM_TYPE_BASE = "/docs/problems/";
 
 export const problemType = (slug: ProblemSlug) => `${PROBLEM_TYPE_BASE}${slug}`;
 

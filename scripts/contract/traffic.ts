@@ -13,6 +13,7 @@
  * are kept for the generated client's type check (client-check.ts).
  */
 import { createHmac, randomUUID } from "node:crypto";
+import { problemType, type ProblemSlug } from "../../server/problems";
 
 export type Answer = { operation: string; status: number; body: unknown };
 /**
@@ -32,7 +33,7 @@ type Case = {
   key?: string | null;
   token?: string | null;
   status: number;
-  type?: string;
+  type?: ProblemSlug;
   replayed?: boolean;
   header?: string;
   /**
@@ -85,7 +86,7 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
     if (onResponse.length) fail(`the answer breaks the document: ${onResponse.map((v) => `${v.location?.join(".")}: ${v.message}`).join("; ")}`);
     result.violations += (via === "strict" ? onRequest.length : 0) + onResponse.length + (prismOwn ? 1 : 0);
     if (res.status !== c.status) fail(`status ${res.status}, expected ${c.status}: ${text.slice(0, 300)}`);
-    if (c.type && parsed.type !== `/problems/${c.type}`) fail(`type ${String(parsed.type)}, expected /problems/${c.type}`);
+    if (c.type && parsed.type !== problemType(c.type)) fail(`type ${String(parsed.type)}, expected ${problemType(c.type)}`);
     if (c.replayed !== undefined && (res.headers.get("idempotent-replayed") === "true") !== c.replayed) fail(`Idempotent-Replayed is ${res.headers.get("idempotent-replayed")}`);
     if (c.header && !res.headers.has(c.header)) fail(`no ${c.header} header`);
     if (c.operation && !prismOwn) result.answers.push({ operation: c.operation, status: res.status, body: parsed });
