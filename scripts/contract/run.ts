@@ -14,7 +14,7 @@
  * stand-in, on loopback ports 3261–3264. Every process started here is
  * stopped on exit, on an error and on Ctrl-C. Exit 0 only when all pass.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
@@ -82,9 +82,9 @@ async function main(): Promise<number> {
 
     await prism(PORTS.strict, true, documentPath);
     await prism(PORTS.lenient, false, documentPath);
-    const traffic = await runTraffic({ strict: `http://127.0.0.1:${PORTS.strict}`, lenient: `http://127.0.0.1:${PORTS.lenient}`, direct: `${appUrl}/api`, token, webhookSecret: WEBHOOK_SECRET, log: (line) => say(`prism ${line}`) });
+    const traffic = await runTraffic({ document: JSON.parse(readFileSync(documentPath, "utf8")) as Parameters<typeof runTraffic>[0]["document"], strict: `http://127.0.0.1:${PORTS.strict}`, lenient: `http://127.0.0.1:${PORTS.lenient}`, direct: `${appUrl}/api`, token, webhookSecret: WEBHOOK_SECRET, log: (line) => say(`prism ${line}`) });
     for (const failure of traffic.failures) say(`prism FAIL ${failure}`);
-    say(`prism: ${traffic.requests} requests, ${traffic.violations} violations, ${traffic.failures.length} failures`);
+    say(`prism: ${traffic.requests} requests, ${traffic.violations} violations, ${traffic.refused} malformed requests refused by the document as by the API, ${traffic.failures.length} failures`);
     results.prism = traffic.failures.length === 0 ? `passed (${traffic.requests} requests, ${traffic.violations} violations)` : `failed (${traffic.failures.length} failures)`;
 
     const portman = await runPortman({ document: documentPath, baseUrl: `${appUrl}/api`, token, webhookSecret: WEBHOOK_SECRET, out: OUT, log: say });

@@ -14,6 +14,7 @@
  */
 import { createHmac, randomUUID } from "node:crypto";
 import { problemType, type ProblemSlug } from "../../server/problems";
+import { HEADER } from "../../server/rest/respond";
 
 export type Answer = { operation: string; status: number; body: unknown };
 /**
@@ -46,15 +47,32 @@ type Case = {
   operation?: string;
 };
 
-export type TrafficOptions = { strict: string; lenient: string; direct: string; token: string; webhookSecret: string; log: (line: string) => void };
-export type TrafficResult = { requests: number; violations: number; failures: string[]; answers: Answer[] };
+type Document = { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+
+/**
+ * The headers of the API's own an answer carries that its response in the
+ * document does not declare. Prism and Portman only look at declared ones,
+ * so an undeclared `Idempotent-Replayed` would pass them both.
+ */
+function undeclaredHeaders(document: Document, method: string, url: string, status: number, headers: Headers): string[] {
+  const path = new URL(url).pathname.replace(/^\/api/, "");
+  const template = Object.keys(document.paths).find((t) => new RegExp(`^${t.replace(/\{\w+\}/g, "[^/]+")}$`).test(path));
+  const response = template ? document.paths[template]![method.toLowerCase()]?.responses[String(status)] : undefined;
+  if (!response) return [];
+  const declared = new Set(Object.keys(response.headers ?? {}).map((name) => name.toLowerCase()));
+  return Object.values(HEADER).filter((name) => headers.has(name) && !declared.has(name.toLowerCase()));
+}
+
+export type TrafficOptions = { document: Document; strict: string; lenient: string; direct: string; token: string; webhookSecret: string; log: (line: string) => void };
+/** `violations`: on requests the document allows and on every answer; `refused`: malformed requests the document refused too. */
+export type TrafficResult = { requests: number; violations: number; refused: number; failures: string[]; answers: Answer[] };
 
 const sign = (body: string, secret: string) => createHmac("sha256", secret).update(body, "utf8").digest("hex");
 
 type Violation = { location?: string[]; message?: string; code?: string | number };
 
 export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
-  const result: TrafficResult = { requests: 0, violations: 0, failures: [], answers: [] };
+  const result: TrafficResult = { requests: 0, violations: 0, refused: 0, failures: [], answers: [] };
 
   async function send(c: Case): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
     const via = c.via ?? "strict";
@@ -83,12 +101,16 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
     if (prismOwn) fail(`Prism answered itself (${String(parsed.title)}: ${String(parsed.detail)})`);
     if (via === "strict" && onRequest.length) fail(`the document refuses a request the API takes: ${onRequest.map((v) => v.message).join("; ")}`);
     if (via === "lenient" && onRequest.length === 0 && !c.prismMisreads) fail("the document accepts a request the API refuses");
+    if (via === "lenient" && onRequest.length > 0) result.refused += 1;
     if (onResponse.length) fail(`the answer breaks the document: ${onResponse.map((v) => `${v.location?.join(".")}: ${v.message}`).join("; ")}`);
     result.violations += (via === "strict" ? onRequest.length : 0) + onResponse.length + (prismOwn ? 1 : 0);
     if (res.status !== c.status) fail(`status ${res.status}, expected ${c.status}: ${text.slice(0, 300)}`);
     if (c.type && parsed.type !== problemType(c.type)) fail(`type ${String(parsed.type)}, expected ${problemType(c.type)}`);
     if (c.replayed !== undefined && (res.headers.get("idempotent-replayed") === "true") !== c.replayed) fail(`Idempotent-Replayed is ${res.headers.get("idempotent-replayed")}`);
     if (c.header && !res.headers.has(c.header)) fail(`no ${c.header} header`);
+    const undeclared = undeclaredHeaders(o.document, method, res.url, res.status, res.headers);
+    if (undeclared.length) fail(`headers the document does not declare for ${res.status}: ${undeclared.join(", ")}`);
+    result.violations += undeclared.length;
     if (c.operation && !prismOwn) result.answers.push({ operation: c.operation, status: res.status, body: parsed });
     o.log(`${{ strict: "  ", lenient: "~ ", direct: "> " }[via]}${res.status} ${method} ${c.path.slice(0, 70)} (${c.name})${violations.length ? ` [${violations.length} violation(s) reported]` : ""}`);
     return { status: res.status, body: parsed, headers: res.headers };
