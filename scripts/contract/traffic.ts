@@ -148,10 +148,13 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
   // In flight: the provider is slower than the bounded wait, so the second request with the key is told to retry.
   const slowKey = randomUUID();
   const slow = { amount: "4.00", currency: "EUR", destination: "acct_test_slow" };
-  const first = send({ name: "a slow payment", path: "/v1/payments", body: slow, key: slowKey, status: 201 });
-  await new Promise((r) => setTimeout(r, 500));
-  await send({ name: "the same key while it runs", path: "/v1/payments", body: slow, key: slowKey, status: 409, type: "idempotency-key-in-progress", header: "retry-after", operation: "payments_create" });
-  await first;
+  // Both awaited together: a failure of either is this run's, never an unhandled rejection that skips the clean-up.
+  await Promise.all([
+    send({ name: "a slow payment", path: "/v1/payments", body: slow, key: slowKey, status: 201 }),
+    new Promise((r) => setTimeout(r, 500)).then(() =>
+      send({ name: "the same key while it runs", path: "/v1/payments", body: slow, key: slowKey, status: 409, type: "idempotency-key-in-progress", header: "retry-after", operation: "payments_create" }),
+    ),
+  ]);
 
   // Accounts: a deposit, withdrawals, the refusals.
   const account = await id({ name: "an account", path: "/v1/accounts", body: { currency: "EUR" }, status: 201, operation: "accounts_create" });
