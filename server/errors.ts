@@ -13,36 +13,9 @@ import { z } from "zod";
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "../db/availability";
 import { logger } from "./logger";
 import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "@exactly-once/trpc";
+import { isProblemSlug, PROBLEM_TYPE_BASE, problemOf, PROBLEMS, TITLES, type Problem, type ProblemSlug, type ProblemSlugOf } from "./problems";
 
-export type Problem = {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  /** For 400s: which fields were wrong and why. */
-  errors?: { field: string; message: string }[];
-  [extension: string]: unknown;
-};
-
-export const problemType = (slug: string) => `/problems/${slug}`;
-
-const TITLES: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  402: "Payment Required",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  409: "Conflict",
-  413: "Content Too Large",
-  415: "Unsupported Media Type",
-  421: "Misdirected Request",
-  422: "Unprocessable Content",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-};
+export type { Problem, ProblemSlug } from "./problems";
 
 const CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: "BAD_REQUEST",
@@ -61,12 +34,12 @@ const CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
 
 export const trpcCodeFor = (status: number): TRPC_ERROR_CODE_KEY => CODE_BY_STATUS[status] ?? "INTERNAL_SERVER_ERROR";
 
-/** A business outcome, final for its idempotency key. */
-export class DomainError extends Error {
+/** A business outcome, final for its idempotency key. Its type and status are a pair of the registry (server/problems.ts). */
+export class DomainError<S extends ProblemSlug = ProblemSlug> extends Error {
   override readonly name: string = "DomainError";
   constructor(
-    readonly slug: string,
-    readonly status: number,
+    readonly slug: S,
+    readonly status: (typeof PROBLEMS)[S]["status"],
     message: string,
     readonly extensions: Record<string, unknown> = {},
     options?: { cause?: unknown },
@@ -75,7 +48,7 @@ export class DomainError extends Error {
   }
 }
 
-export class NotFoundError extends DomainError {
+export class NotFoundError extends DomainError<"not-found"> {
   override readonly name = "NotFoundError";
   constructor(what: string, id: string) {
     super("not-found", 404, `No ${what} with id ${id}.`, { id });
@@ -83,7 +56,7 @@ export class NotFoundError extends DomainError {
 }
 
 /** A 400 that names the field, for checks a schema cannot express. */
-export class InvalidFieldError extends DomainError {
+export class InvalidFieldError extends DomainError<"validation"> {
   override readonly name = "InvalidFieldError";
   constructor(field: string, message: string) {
     super("validation", 400, `${field}: ${message}`, { errors: [{ field, message }] });
@@ -91,7 +64,7 @@ export class InvalidFieldError extends DomainError {
 }
 
 /** A payment the provider declined: a decided outcome, stored and replayed. */
-export class PaymentDeclinedError extends DomainError {
+export class PaymentDeclinedError extends DomainError<"payment-declined"> {
   override readonly name = "PaymentDeclinedError";
   constructor(reason: string, message: string, links: { paymentId: string; orderId?: string }) {
     super("payment-declined", 402, message, { reason, ...links });
@@ -128,31 +101,18 @@ function validationProblem(error: z.ZodError): Problem {
       ? i.keys.map((key) => ({ field: fieldName([...i.path, key]), message: "is not a known field" }))
       : [{ field: fieldName(i.path), message: i.message }],
   );
-  return {
-    type: problemType("validation"),
-    title: TITLES[400]!,
-    status: 400,
-    detail: errors.map((e) => `${e.field}: ${e.message}`).join("; "),
-    errors,
-  };
+  return problemOf("validation", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
 }
 
 function fromCause(cause: unknown): Problem | undefined {
   if (cause instanceof StoredProblemError) return cause.problem;
   if (cause instanceof z.ZodError) return validationProblem(cause);
-  if (cause instanceof DomainError) {
-    // Extensions first: they may add members, never replace the standard ones.
-    return { ...cause.extensions, type: problemType(cause.slug), title: TITLES[cause.status] ?? "Error", status: cause.status, detail: cause.message };
-  }
-  if (cause instanceof UpstreamUnavailableError) {
-    return { type: problemType("upstream-unavailable"), title: TITLES[503]!, status: 503, detail: cause.message, retryAfter: 1 };
-  }
-  if (cause instanceof IdempotencyError) {
-    const problem: Problem = { type: problemType(cause.problem), title: TITLES[cause.status]!, status: cause.status, detail: cause.message };
-    if (cause instanceof IdempotencyKeyInProgressError || cause instanceof IdempotencyLeaseLostError) {
-      problem.retryAfter = cause.retryAfterSeconds;
-    }
-    return problem;
+  if (cause instanceof DomainError) return problemOf(cause.slug, cause.message, cause.extensions);
+  if (cause instanceof UpstreamUnavailableError) return problemOf("upstream-unavailable", cause.message, { retryAfter: 1 });
+  // The middleware names its types itself; the registry lists each of them (tests/foundation/problems.test.ts).
+  if (cause instanceof IdempotencyError && isProblemSlug(cause.problem)) {
+    const retry = cause instanceof IdempotencyKeyInProgressError || cause instanceof IdempotencyLeaseLostError;
+    return problemOf(cause.problem, cause.message, retry ? { retryAfter: cause.retryAfterSeconds } : {});
   }
   return undefined;
 }
@@ -166,14 +126,15 @@ export function toProblem(error: unknown): Problem {
   if (error instanceof TRPCError && error.code !== "INTERNAL_SERVER_ERROR") {
     const status = statusOfCode(error.code);
     const slug = error.code.toLowerCase().replaceAll("_", "-");
-    return { type: problemType(slug), title: TITLES[status] ?? "Error", status, detail: error.message };
+    // tRPC's own refusals (a method or a body its adapter cannot take) keep tRPC's name for them.
+    return { type: `${PROBLEM_TYPE_BASE}${slug}`, title: TITLES[status] ?? "Error", status, detail: error.message };
   }
-  return { type: problemType("internal"), title: TITLES[500]!, status: 500, detail: "internal error" };
+  return problemOf("internal", "internal error");
 }
 
 /** The database is away (an outage, a restart): nothing was decided, retrying with the same key is safe. */
 export function databaseUnavailableProblem(detail = "The database is unavailable; retry with the same Idempotency-Key."): Problem {
-  return { type: problemType("database-unavailable"), title: TITLES[503]!, status: 503, detail, retryAfter: RETRY_AFTER_SECONDS };
+  return problemOf("database-unavailable", detail, { retryAfter: RETRY_AFTER_SECONDS });
 }
 
 function statusOfCode(code: TRPC_ERROR_CODE_KEY): number {
@@ -210,9 +171,9 @@ export function isFinal(error: TRPCError): boolean {
 export const problemBody = (problem: Problem) => JSON.stringify(problem);
 
 /** A business rule refused the request (insufficient funds, refund over the captured amount, ...). Never 409: clients retry 409. */
-export class RuleViolationError extends DomainError {
+export class RuleViolationError extends DomainError<ProblemSlugOf<422>> {
   override readonly name = "RuleViolationError";
-  constructor(slug: string, message: string, extensions: Record<string, unknown> = {}) {
+  constructor(slug: ProblemSlugOf<422>, message: string, extensions: Record<string, unknown> = {}) {
     super(slug, 422, message, extensions);
   }
 }

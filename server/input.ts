@@ -53,5 +53,21 @@ export function refuseBadText(value: unknown, ctx: z.RefinementCtx): void {
   for (const defect of textDefects(value)) ctx.addIssue({ code: "custom", path: defect.path, message: defect.message });
 }
 
+/**
+ * Exactly one of `keys` must be given: checked at the first key's path, and
+ * stated as JSON Schema `oneOf` so the OpenAPI document says it too.
+ */
+export function exactlyOne<T extends z.ZodType<Record<string, unknown>>>(schema: T, keys: [string, string, ...string[]]) {
+  const message = `give exactly one of ${keys.join(" and ")}`;
+  return schema
+    .superRefine((value, ctx) => {
+      if (keys.filter((key) => value[key] !== undefined).length !== 1) ctx.addIssue({ code: "custom", path: [keys[0]], message });
+    })
+    .meta({ description: `Give exactly one of ${keys.join(", ")}.`, oneOf: keys.map((key) => ({ required: [key] })) });
+}
+
+/** A record's id, as a path segment names it. */
+export const recordId = z.string().min(1).max(64);
+
 /** The input of every call that names one record by its id. */
-export const idInput = strictInput({ id: z.string().min(1).max(64) });
+export const idInput = strictInput({ id: recordId });

@@ -4,6 +4,8 @@
  * (server/trpc.ts); the procedure registry (server/registry.ts) reads it for
  * REST, the OpenAPI document and the completer.
  */
+import type { ProblemSlug } from "./problems";
+
 export type RestMeta = {
   method: "GET" | "POST";
   /** Under /api, with `{param}` segments taken from the input. */
@@ -11,6 +13,14 @@ export type RestMeta = {
   status?: number;
   summary: string;
   tags: string[];
+  /**
+   * The problem types the handler itself may answer with (a decline, a rule,
+   * the provider away). Those its kind implies (auth, validation, a path id,
+   * idempotency, the body) the document adds by itself.
+   */
+  refusals?: ProblemSlug[];
+  /** Authenticated by the provider's `Psp-Signature` over the body instead of a tenant's token. */
+  signed?: true;
 };
 export type Meta = {
   rest?: RestMeta;

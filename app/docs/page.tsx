@@ -1,4 +1,6 @@
+/** The API docs page: every REST operation of the OpenAPI document, readable; the problem types have pages of their own. */
 import type { Metadata } from "next";
+import Link from "next/link";
 import { openApiDocument } from "@/server/app";
 
 export const metadata: Metadata = { title: "API docs" };
@@ -6,7 +8,7 @@ export const metadata: Metadata = { title: "API docs" };
 type Operation = {
   summary: string;
   operationId: string;
-  parameters: { name: string; in: string; required: boolean; description?: string }[];
+  parameters?: { name: string; in: string; required: boolean; description?: string }[];
   requestBody?: { content: { "application/json": { schema: unknown } } };
   responses: Record<string, { description: string }>;
 };
@@ -20,7 +22,8 @@ export default function DocsPage() {
         <p className="lead">{doc.info.description}</p>
         <p>
           Send <code>Authorization: Bearer &lt;token&gt;</code> on every <code>/api/v1</code> call (create a tenant with{" "}
-          <code>npm run --silent tenant -- create &lt;name&gt;</code>). Errors are <code>application/problem+json</code>. The
+          <code>npm run --silent tenant -- create &lt;name&gt;</code>). Errors are <code>application/problem+json</code>; each{" "}
+          <code>type</code> is a page, all listed under <Link href="/docs/problems">problem types</Link>. The
           machine-readable document is at <a href="/api/openapi.json">/api/openapi.json</a>.
         </p>
       </section>
@@ -31,7 +34,7 @@ export default function DocsPage() {
               <span className="method">{method.toUpperCase()}</span> <code>/api{path}</code>
             </h2>
             <p>{op.summary}</p>
-            {op.parameters.length > 0 && (
+            {op.parameters && op.parameters.length > 0 && (
               <ul>
                 {op.parameters.map((p) => (
                   <li key={`${p.in}:${p.name}`}>

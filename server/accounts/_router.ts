@@ -28,12 +28,12 @@ export const accountsRouter = router({
     .query(async ({ ctx, input }) => presentAccount(await accountOf(ctx.db, ctx.tenant.id, input.id))),
 
   deposit: idempotentProcedure(moveInput)
-    .meta({ rest: { method: "POST", path: "/v1/accounts/{id}/deposits", status: 201, summary: "Add money to an account", tags: ["accounts"] } })
+    .meta({ rest: { method: "POST", path: "/v1/accounts/{id}/deposits", status: 201, summary: "Add money to an account", tags: ["accounts"], refusals: ["currency-mismatch"] } })
     .output(movementSchema)
     .mutation(({ ctx, input }) => moveMoney(ctx, input, MovementType.Deposit)),
 
   withdraw: idempotentProcedure(moveInput)
-    .meta({ rest: { method: "POST", path: "/v1/accounts/{id}/withdrawals", status: 201, summary: "Take money out of an account; never below zero", tags: ["accounts"] } })
+    .meta({ rest: { method: "POST", path: "/v1/accounts/{id}/withdrawals", status: 201, summary: "Take money out of an account; never below zero", tags: ["accounts"], refusals: ["currency-mismatch", "insufficient-funds"] } })
     .output(movementSchema)
     .mutation(({ ctx, input }) => moveMoney(ctx, input, MovementType.Withdrawal)),
 

@@ -6,7 +6,7 @@ import { accounts } from "../../db/schema";
 import { NotFoundError } from "../errors";
 import { formatMinor } from "../money";
 
-export const accountSchema = z.object({ id: z.string(), balance: z.string(), currency: z.string(), createdAt: z.string() });
+export const accountSchema = z.object({ id: z.string(), balance: z.string(), currency: z.string(), createdAt: z.iso.datetime() });
 
 export const presentAccount = (a: typeof accounts.$inferSelect): z.infer<typeof accountSchema> => ({
   id: a.id,

@@ -1,5 +1,5 @@
 /** Input of `accounts.movements`: the account and a page size. */
 import { z } from "zod";
-import { strictInput } from "../input";
+import { recordId, strictInput } from "../input";
 
-export const movementsInput = strictInput({ id: z.string().min(1).max(64), limit: z.coerce.number().int().min(1).max(100).default(10) });
+export const movementsInput = strictInput({ id: recordId, limit: z.coerce.number().int().min(1).max(100).default(10) });

@@ -3,12 +3,10 @@ import { and, asc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "../../db/client";
 import { ledgerEntries } from "../../db/schema";
-import { InvalidFieldError } from "../errors";
 import { formatMinor } from "../money";
 import type { listLedgerInput } from "./list.schema";
 
 export async function listLedger(ctx: { db: Db; tenant: { id: string } }, input: z.infer<typeof listLedgerInput>) {
-  if (!input.idempotencyKey === !input.eventId) throw new InvalidFieldError("idempotencyKey", "give exactly one of idempotencyKey and eventId");
   const cause = input.idempotencyKey ? eq(ledgerEntries.idempotencyKey, input.idempotencyKey) : eq(ledgerEntries.eventId, input.eventId!);
   const rows = await ctx.db
     .select()

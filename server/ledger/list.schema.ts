@@ -1,8 +1,8 @@
 /** Input and output of `ledger.list`: the cause (an idempotency key or a webhook event), and the entries it caused. */
 import { z } from "zod";
-import { strictInput } from "../input";
+import { exactlyOne, strictInput } from "../input";
 
-export const listLedgerInput = strictInput({ idempotencyKey: z.string().min(1).max(255).optional(), eventId: z.string().min(1).max(255).optional() });
+export const listLedgerInput = exactlyOne(strictInput({ idempotencyKey: z.string().min(1).max(255).optional(), eventId: z.string().min(1).max(255).optional() }), ["idempotencyKey", "eventId"]);
 
 export const ledgerEntrySchema = z.object({
   id: z.string(),
@@ -16,5 +16,5 @@ export const ledgerEntrySchema = z.object({
   paymentId: z.string().nullable(),
   accountId: z.string().nullable(),
   orderId: z.string().nullable(),
-  createdAt: z.string(),
+  createdAt: z.iso.datetime(),
 });

@@ -17,7 +17,7 @@ export const orderSchema = z.object({
   currency: z.string(),
   couponCode: z.string().nullable(),
   payment: paymentSchema.nullable(),
-  createdAt: z.string(),
+  createdAt: z.iso.datetime(),
 });
 
 export async function orderView(db: Db, tenantId: string, id: string): Promise<z.infer<typeof orderSchema>> {

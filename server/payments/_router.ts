@@ -4,6 +4,7 @@
  * Handlers take only what they use from the context.
  */
 import { z } from "zod";
+import type { ProblemSlug } from "../errors";
 import { idInput } from "../input";
 import { recoverableProcedure, router, tenantProcedure } from "../trpc";
 import { listChargeAttempts } from "./attempts.handler";
@@ -18,9 +19,12 @@ import { refundPayment } from "./refund.handler";
 import { refundInput, refundSchema } from "./refund.schema";
 import { SettleAction, settleAuthorization } from "./settle.handler";
 
+/** What capture and void refuse with (settle.handler.ts, refusal.ts). */
+const SETTLE_REFUSALS: ProblemSlug[] = ["payment-captured", "payment-canceled", "payment-not-authorized", "provider-refused", "upstream-unavailable"];
+
 export const paymentsRouter = router({
   create: recoverableProcedure(createPaymentInput, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/payments", status: 201, summary: "Charge an amount to a destination (capture: false only authorises)", tags: ["payments"] } })
+    .meta({ rest: { method: "POST", path: "/v1/payments", status: 201, summary: "Charge an amount to a destination (capture: false only authorises)", tags: ["payments"], refusals: ["payment-declined", "provider-refused", "upstream-unavailable"] } })
     .output(paymentSchema)
     .mutation(({ ctx, input }) => createPayment(ctx, input)),
 
@@ -43,17 +47,17 @@ export const paymentsRouter = router({
     .query(({ ctx, input }) => listChargeAttempts(ctx, input)),
 
   capture: recoverableProcedure(idInput, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/capture", status: 200, summary: "Capture an authorized payment", tags: ["payments"] } })
+    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/capture", status: 200, summary: "Capture an authorized payment", tags: ["payments"], refusals: SETTLE_REFUSALS } })
     .output(paymentSchema)
     .mutation(({ ctx, input }) => settleAuthorization(ctx, input, SettleAction.Capture)),
 
   void: recoverableProcedure(idInput, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/void", status: 200, summary: "Void an authorized payment", tags: ["payments"] } })
+    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/void", status: 200, summary: "Void an authorized payment", tags: ["payments"], refusals: SETTLE_REFUSALS } })
     .output(paymentSchema)
     .mutation(({ ctx, input }) => settleAuthorization(ctx, input, SettleAction.Void)),
 
   refund: recoverableProcedure(refundInput, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/refunds", status: 201, summary: "Refund part or all of a captured payment", tags: ["payments"] } })
+    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/refunds", status: 201, summary: "Refund part or all of a captured payment", tags: ["payments"], refusals: ["payment-not-refundable", "refund-exceeds-captured", "provider-refused", "upstream-unavailable"] } })
     .output(refundSchema)
     .mutation(({ ctx, input }) => refundPayment(ctx, input)),
 });

@@ -13,7 +13,7 @@ export const paymentSchema = z.object({
   amountCaptured: z.string(),
   amountRefunded: z.string(),
   failureReason: z.string().nullable(),
-  createdAt: z.string(),
+  createdAt: z.iso.datetime(),
 });
 export type PaymentView = z.infer<typeof paymentSchema>;
 

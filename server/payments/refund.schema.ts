@@ -1,9 +1,9 @@
 /** Input and output of `payments.refund`. */
 import { z } from "zod";
-import { strictInput } from "../input";
+import { recordId, strictInput } from "../input";
 import { amountSchema } from "../money";
 
-export const refundInput = strictInput({ id: z.string().min(1).max(64), amount: amountSchema });
+export const refundInput = strictInput({ id: recordId, amount: amountSchema });
 export type RefundInput = z.infer<typeof refundInput>;
 
-export const refundSchema = z.object({ id: z.string(), paymentId: z.string(), amount: z.string(), currency: z.string(), status: z.string(), createdAt: z.string() });
+export const refundSchema = z.object({ id: z.string(), paymentId: z.string(), amount: z.string(), currency: z.string(), status: z.string(), createdAt: z.iso.datetime() });

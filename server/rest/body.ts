@@ -11,7 +11,7 @@
  * Fields the procedure does not know and NUL characters are the input
  * schema's to refuse (server/input.ts), since those apply to query strings too.
  */
-import { DomainError } from "../errors";
+import { DomainError, type ProblemSlug } from "../errors";
 import { findText } from "../input";
 
 /** Whether a request body is declared as JSON (`application/json`, parameters such as charset allowed). */
@@ -22,7 +22,7 @@ export function isJsonContentType(headers: Headers): boolean {
 /** The largest body accepted: far above any request of this API, far below anything costly. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const bodyError = (slug: string, status: number, message: string, errors: { field: string; message: string }[] = []) =>
+const bodyError = <S extends ProblemSlug>(slug: S, status: DomainError<S>["status"], message: string, errors: { field: string; message: string }[] = []) =>
   new DomainError(slug, status, message, errors.length ? { errors } : {});
 
 async function readLimited(req: Request, limit: number): Promise<Uint8Array> {

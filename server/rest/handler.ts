@@ -8,10 +8,11 @@
  */
 import type { ContextOptions } from "../context";
 import { DomainError, publicProblem } from "../errors";
+import { problemOf } from "../problems";
 import type { ResponseSink } from "@exactly-once/trpc";
 import type { ProcedureRegistry } from "../registry";
 import { readJsonBody } from "./body";
-import { problemResponse, send } from "./respond";
+import { HEADER, problemResponse, send } from "./respond";
 import { buildRoutes, matchRoute, type Route } from "./routes";
 
 /** A query string as input fields; a parameter given twice is refused like a duplicate JSON key, not decided by order. */
@@ -50,15 +51,15 @@ async function handle(
     match = matchRoute(routes, req.method, path);
   } catch {
     // decodeURIComponent: a malformed escape or bytes that are not UTF-8 in a path segment.
-    return problemResponse({ type: "/problems/validation", title: "Bad Request", status: 400, detail: "The path is not valid percent-encoded UTF-8.", errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }] });
+    return problemResponse(problemOf("validation", "The path is not valid percent-encoded UTF-8.", { errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }] }));
   }
   if (!match) {
-    return problemResponse({ type: "/problems/not-found", title: "Not Found", status: 404, detail: `No endpoint at ${req.method} ${url.pathname}.` });
+    return problemResponse(problemOf("not-found", `No endpoint at ${req.method} ${url.pathname}.`));
   }
   if ("methods" in match) {
     return problemResponse(
-      { type: "/problems/method-not-allowed", title: "Method Not Allowed", status: 405, detail: `${url.pathname} accepts ${match.methods.join(", ")}.` },
-      new Headers({ allow: match.methods.join(", ") }),
+      problemOf("method-not-allowed", `${url.pathname} accepts ${match.methods.join(", ")}.`),
+      new Headers({ [HEADER.allow]: match.methods.join(", ") }),
     );
   }
   const { route, params } = match;

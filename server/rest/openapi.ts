@@ -1,100 +1,148 @@
-/** The OpenAPI 3.1 document of the REST surface, generated from the registered procedures' schemas and meta. */
+/**
+ * The OpenAPI 3.1 document of the REST surface, generated from what the API
+ * enforces: each registered procedure's zod schemas and `meta.rest`, the
+ * problem type registry, the header names the middleware and this layer
+ * use. Nothing here restates a rule; a rule changed in its one place changes
+ * the document too.
+ */
 import { z } from "zod";
+import { IDEMPOTENCY_KEY_HEADER } from "../idempotency";
 import type { RegisteredProcedure } from "../registry";
+import { SIGNATURE_HEADER } from "../webhooks/signature";
+import { EXAMPLES } from "./examples";
+import { healthSchema } from "./health";
+import { EVERYWHERE, headersOf, problemResponses, problemSchema, problemSchemaName, problemsOf, toJson } from "./openapi-problems";
 import { buildRoutes, type Route } from "./routes";
 
 type JsonSchema = Record<string, unknown>;
 
-const toSchema = (schema: unknown, io: "input" | "output"): JsonSchema => {
-  if (!(schema instanceof z.ZodType)) return {};
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
-  return rest;
-};
+const inputSchema = (route: Route): JsonSchema => (route.input instanceof z.ZodType ? toJson(route.input, "input") : {});
 
-const problem = (description: string) => ({
-  description,
-  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
-});
+/** The input's fields minus the path's, as one object schema. */
+function fieldsOf(route: Route) {
+  const input = inputSchema(route);
+  const { properties = {}, required = [], ...rest } = input as { properties?: Record<string, JsonSchema>; required?: string[] } & JsonSchema;
+  const paramSchemas = Object.fromEntries(route.params.map((name) => [name, properties[name] ?? { type: "string" }]));
+  const fields = Object.fromEntries(Object.entries(properties).filter(([name]) => !route.params.includes(name)));
+  return { rest, fields, required: required.filter((name) => !route.params.includes(name)), paramSchemas };
+}
 
-function operation(route: Route) {
-  const input = toSchema(route.input, "input");
-  const properties = { ...((input.properties as Record<string, JsonSchema>) ?? {}) };
-  const required = new Set((input.required as string[]) ?? []);
-  const parameters: unknown[] = route.params.map((name) => {
-    delete properties[name];
-    required.delete(name);
-    return { name, in: "path", required: true, schema: { type: "string" } };
-  });
-  if (route.rest.method === "GET") {
-    for (const [name, schema] of Object.entries(properties)) {
-      parameters.push({ name, in: "query", required: required.has(name), schema });
+const without = (example: Record<string, unknown> | undefined, names: string[]) =>
+  example && Object.fromEntries(Object.entries(example).filter(([name]) => !names.includes(name)));
+
+function parameters(route: Route): unknown[] {
+  const { rest, fields, required, paramSchemas } = fieldsOf(route);
+  const example = EXAMPLES[route.procedure]?.request;
+  const list: unknown[] = route.params.map((name) => ({ name, in: "path", required: true, schema: paramSchemas[name], example: example?.[name] }));
+  if (route.rest.method === "GET" && Object.keys(fields).length) {
+    if (rest.oneOf) {
+      // Exactly one of several query parameters: one exploded object, the only way OpenAPI can say it.
+      list.push({ name: "filter", in: "query", required: true, style: "form", explode: true, schema: { type: "object", properties: fields, ...rest }, example: without(example, route.params) });
+    } else {
+      for (const [name, schema] of Object.entries(fields)) list.push({ name, in: "query", required: required.includes(name), schema, example: example?.[name] });
     }
   }
   if (route.idempotent) {
-    parameters.push({
-      name: "Idempotency-Key",
+    list.push({
+      name: IDEMPOTENCY_KEY_HEADER,
       in: "header",
       required: true,
-      description: "A unique value per logical operation (1–255 visible ASCII characters), reused on every retry of it.",
-      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
+      description: "A unique value per logical operation, sent again on every retry of it: 1–255 visible ASCII characters, bare (`abc`) or as a structured-field string (`\"abc\"`), both the same key.",
+      schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x21-\\x7E]+$" },
+      example: "5f0c1e58-8d8e-4f7c-9a51-2b9d3c1f7a10",
     });
   }
-  const status = String(route.rest.status ?? 200);
-  const responses: Record<string, unknown> = {
-    [status]: {
-      description: route.idempotent ? "Success. A replay answers with the same status and bytes, plus `Idempotent-Replayed: true`." : "Success.",
-      content: { "application/json": { schema: toSchema(route.output, "output") } },
-    },
-    "400": problem("Malformed request or Idempotency-Key; nothing was stored."),
-    "401": problem("Missing or unknown API token."),
-  };
-  if (route.idempotent) {
-    responses["409"] = problem("A request with this key is still in progress; retry after Retry-After.");
-    responses["422"] = problem("This key was used for a different request.");
-  }
+  return list;
+}
+
+function requestBody(route: Route) {
+  const { rest, fields, required } = fieldsOf(route);
+  const { description, ...shape } = rest;
+  const schema = { ...shape, type: "object", properties: fields, ...(required.length ? { required } : {}), ...(description ? { description } : {}) };
   return {
-    operationId: route.procedure,
-    summary: route.rest.summary,
-    tags: route.rest.tags,
-    parameters,
-    ...(route.rest.method === "POST"
-      ? { requestBody: { required: true, content: { "application/json": { schema: { ...input, properties, required: [...required] } } } } }
-      : {}),
-    responses,
+    // An action such as capture takes no fields: an empty body is `{}`.
+    required: required.length > 0,
+    content: { "application/json": { schema, example: without(EXAMPLES[route.procedure]?.request, route.params) ?? {} } },
   };
 }
 
+function operation(route: Route) {
+  const status = String(route.rest.status ?? 200);
+  return {
+    operationId: route.procedure.replace(".", "_"),
+    summary: route.rest.summary,
+    description: route.idempotent
+      ? "Idempotent: the first request with a key runs once; the same request again gets the stored answer, byte for byte, with `Idempotent-Replayed: true`."
+      : undefined,
+    tags: route.rest.tags,
+    ...(route.rest.signed ? { security: [{ pspSignature: [] }] } : {}),
+    parameters: parameters(route),
+    ...(route.rest.method === "POST" ? { requestBody: requestBody(route) } : {}),
+    responses: {
+      [status]: {
+        description: route.rest.summary,
+        headers: headersOf(Number(status), route.idempotent),
+        content: { "application/json": { schema: toJson(route.output as z.ZodType), example: EXAMPLES[route.procedure]?.response } },
+      },
+      ...problemResponses(problemsOf(route), route.idempotent),
+    },
+  };
+}
+
+const health = {
+  get: {
+    operationId: "health",
+    summary: "Liveness and the database's reachability",
+    tags: ["health"],
+    security: [],
+    responses: {
+      ...problemResponses(["misdirected-request"]),
+      ...Object.fromEntries(
+        ([["200", "The app and its database answer."], ["503", "Starting, or the database is away."]] as const).map(([status, description]) => [
+          status,
+          {
+            description,
+            headers: headersOf(Number(status), false),
+            content: { "application/json": { schema: toJson(healthSchema), example: status === "200" ? { status: "ok", database: "up" } : { status: "degraded", database: "down" } } },
+          },
+        ]),
+      ),
+    },
+  },
+};
+
+const header = (description: string, schema: JsonSchema, required = true) => ({ description, required, schema });
+
 export function openApiDocument(procedures: RegisteredProcedure[]) {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of buildRoutes(procedures)) {
-    (paths[route.rest.path] ??= {})[route.rest.method.toLowerCase()] = operation(route);
-  }
+  const routes = buildRoutes(procedures);
+  const paths: Record<string, Record<string, unknown>> = { "/health": health };
+  for (const route of routes) (paths[route.rest.path] ??= {})[route.rest.method.toLowerCase()] = operation(route);
+  const used = [...new Set([...EVERYWHERE, ...routes.flatMap(problemsOf)])].sort();
   return {
     openapi: "3.1.0",
     info: {
       title: "Exactly Once API",
       version: "1.0.0",
-      description: "Payments and checkouts that are safe to retry. Every POST under /v1 (except webhooks) takes an Idempotency-Key.",
+      description:
+        "Payments and checkouts that are safe to retry. Every POST under /v1 except the webhook takes an Idempotency-Key. Errors are RFC 9457 problem details; each `type` is a page under /docs. A method a path does not serve is a `405` with `Allow`.",
+      license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: "/api" }],
     security: [{ bearer: [] }],
+    tags: [...new Set(["health", ...routes.flatMap((r) => r.rest.tags)])].map((name) => ({ name, description: `The ${name} operations.` })),
     paths,
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A tenant API token (npm run tenant -- create <name>)." } },
-      schemas: {
-        Problem: {
-          type: "object",
-          description: "RFC 9457 problem details.",
-          required: ["type", "title", "status", "detail"],
-          properties: {
-            type: { type: "string" },
-            title: { type: "string" },
-            status: { type: "integer" },
-            detail: { type: "string" },
-            errors: { type: "array", items: { type: "object", properties: { field: { type: "string" }, message: { type: "string" } } } },
-          },
-        },
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "A tenant's API token (`npm run --silent tenant -- create <name>`)." },
+        pspSignature: { type: "apiKey", in: "header", name: SIGNATURE_HEADER, description: "The provider's signature: the hex HMAC-SHA256 of the raw body with PSP_WEBHOOK_SECRET." },
       },
+      headers: {
+        "Idempotent-Replayed": header(`\`true\` on an answer replayed for its ${IDEMPOTENCY_KEY_HEADER}: the stored status and bytes of the first.`, { type: "string", enum: ["true"] }, false),
+        "Retry-After": header("Whole seconds to wait before retrying with the same key.", { type: "integer", minimum: 1 }),
+        "WWW-Authenticate": header("The credential this operation takes (RFC 9110).", { type: "string" }),
+        "Cache-Control": header("Answers are never cached.", { type: "string", const: "no-store" }),
+      },
+      schemas: Object.fromEntries(used.map((slug) => [problemSchemaName(slug), problemSchema(slug)])),
     },
   };
 }

@@ -3,7 +3,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { DomainError, toTRPCError } from "../errors";
 import { env } from "../env";
 
-const SIGNATURE_HEADER = "Psp-Signature";
+export const SIGNATURE_HEADER = "Psp-Signature";
 
 function signatureValid(rawBody: string | undefined, signature: string | null): boolean {
   if (rawBody === undefined || !signature || !/^[0-9a-f]{64}$/i.test(signature)) return false;

@@ -53,7 +53,7 @@ type Input = z.infer<typeof input>;
 const rest = (path: `/${string}`): { rest: RestMeta } => ({ rest: { method: "POST", path, status: 201, summary: "test", tags: ["test"] } });
 
 function outcome(i: Input) {
-  if (i.outcome === "refuse") throw new DomainError("test-refused", 402, "Refused by a test rule.", { tag: i.tag });
+  if (i.outcome === "refuse") throw new DomainError("payment-declined", 402, "Refused by a test rule.", { tag: i.tag });
   if (i.outcome === "boom") throw new Error("an unexpected failure");
 }
 

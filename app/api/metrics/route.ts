@@ -3,6 +3,7 @@ import { env } from "@/server/env";
 import { metricsAllowed } from "@/server/observability/access";
 import { refreshKeyStates } from "@/server/observability/key-states";
 import { metrics } from "@/server/observability/metrics";
+import { problemOf } from "@/server/problems";
 import { problemResponse } from "@/server/rest/respond";
 
 export const dynamic = "force-dynamic";
@@ -10,7 +11,7 @@ export const dynamic = "force-dynamic";
 /** Prometheus text format, for a scraper on loopback or one with METRICS_TOKEN; anyone else finds nothing here. */
 export async function GET(req: Request): Promise<Response> {
   if (!metricsAllowed(req.headers, env.METRICS_TOKEN)) {
-    return problemResponse({ type: "/problems/not-found", title: "Not Found", status: 404, detail: "No endpoint at GET /api/metrics." });
+    return problemResponse(problemOf("not-found", "No endpoint at GET /api/metrics."));
   }
   await refreshKeyStates(database().sql);
   const { registry } = metrics();
