@@ -115,10 +115,17 @@ export type ProblemSlugOf<S extends number> = { [K in ProblemSlug]: (typeof PROB
 
 export const isProblemSlug = (slug: string): slug is ProblemSlug => Object.hasOwn(PROBLEMS, slug);
 
-/** Where the types' URIs live: each one's page explains it. */
-export const PROBLEM_TYPE_BASE = "/docs/problems/";
+/**
+ * The types' URIs. Clients match on them and stored refusals are replayed
+ * byte for byte, so a type never moves; each one dereferences to its page
+ * (a permanent redirect, app/problems/[slug]/route.ts).
+ */
+export const PROBLEM_TYPE_BASE = "/problems/";
 
 export const problemType = (slug: ProblemSlug) => `${PROBLEM_TYPE_BASE}${slug}`;
+
+/** The page that explains a type, with the rest of the docs. */
+export const problemPage = (slug: ProblemSlug) => `/docs/problems/${slug}`;
 
 /** The registry's entry for a problem's `type`, if it is one of this app's. */
 export function problemSpec(type: string): ProblemSpec | undefined {

@@ -35,7 +35,7 @@ test("a rebound Host name gets 421 before any handler: no sign-in, no admin data
   const attempt = await signIn({ ...OWN, host: rebound, origin: `http://${rebound}` }, { password: ADMIN_PASSWORD });
   expect(attempt.status).toBe(421);
   expect(attempt.headers["set-cookie"]).toBeUndefined();
-  expect(JSON.parse(attempt.body)).toMatchObject({ status: 421, type: "/docs/problems/misdirected-request" });
+  expect(JSON.parse(attempt.body)).toMatchObject({ status: 421, type: "/problems/misdirected-request" });
   for (const path of ["/api/trpc/admin.keys.list?input=%7B%7D", "/admin", "/api/v1/products"]) {
     expect((await raw("GET", path, { host: rebound })).status).toBe(421);
   }
@@ -49,7 +49,7 @@ test("TRACE and TRACK are a 405 problem, nothing echoed", async () => {
     expect(res.headers["content-type"]).toBe("application/problem+json");
     expect(res.headers.allow).toContain("GET");
     expect(res.body).not.toContain("secret");
-    expect(JSON.parse(res.body)).toMatchObject({ status: 405, type: "/docs/problems/method-not-allowed" });
+    expect(JSON.parse(res.body)).toMatchObject({ status: 405, type: "/problems/method-not-allowed" });
   }
 });
 

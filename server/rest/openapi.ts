@@ -6,7 +6,7 @@
  * the document too.
  */
 import { z } from "zod";
-import { IDEMPOTENCY_KEY_HEADER } from "../idempotency";
+import { IDEMPOTENCY_KEY_HEADER } from "@exactly-once/trpc";
 import type { RegisteredProcedure } from "../registry";
 import { SIGNATURE_HEADER } from "../webhooks/signature";
 import { EXAMPLES } from "./examples";

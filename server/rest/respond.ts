@@ -4,7 +4,7 @@
  * problem type names (`WWW-Authenticate`, which RFC 9110 requires there).
  */
 import { problemBody, type Problem } from "../errors";
-import { REPLAYED_HEADER } from "../idempotency";
+import { REPLAYED_HEADER } from "@exactly-once/trpc";
 import { problemSpec } from "../problems";
 
 /** The response headers this layer sets, by the names the document declares them under. */

@@ -83,7 +83,7 @@ describe("sign-in", () => {
     for (const body of [{ operator: me.name, password: "wrong" }, { operator: "nobody-here", password: PASSWORD }, { password: PASSWORD }]) {
       const res = await signInRequest(signInRequestFrom(newAddress(), body), createSignInThrottle(testLimits({}), `test-401-${randomUUID()}`));
       expect(res.status).toBe(401);
-      expect(await res.json()).toMatchObject({ status: 401, type: "/docs/problems/sign-in-failed" });
+      expect(await res.json()).toMatchObject({ status: 401, type: "/problems/sign-in-failed" });
       expect(res.headers.get("set-cookie")).toBeNull();
     }
   });
@@ -98,7 +98,7 @@ describe("sign-in", () => {
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(Number(throttled.headers.get("retry-after"))).toBeLessThanOrEqual(SIGN_IN_LIMITS.windowSeconds);
-    expect(await throttled.json()).toMatchObject({ status: 429, type: "/docs/problems/too-many-sign-ins" });
+    expect(await throttled.json()).toMatchObject({ status: 429, type: "/problems/too-many-sign-ins" });
     expect(throttled.headers.get("set-cookie")).toBeNull();
     // Another address is not affected by this one's bucket.
     expect((await signInRequest(signInRequestFrom(newAddress(), { operator: me.name, password: PASSWORD }))).status).toBe(200);

@@ -7,8 +7,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { openApiDocument } from "../../server/app";
-import * as idempotency from "../../server/idempotency";
-import { isProblemSlug, PROBLEMS, problemType, type ProblemSlug } from "../../server/problems";
+import * as idempotency from "@exactly-once/trpc";
+import { isProblemSlug, problemPage, PROBLEMS, problemType, type ProblemSlug } from "../../server/problems";
 import { EXAMPLES } from "../../server/rest/examples";
 
 type Operation = { operationId: string; security?: unknown; requestBody?: { required: boolean }; responses: Record<string, unknown> };
@@ -48,6 +48,6 @@ describe("the OpenAPI document", () => {
 
   it("is linked from docs/API.md, one page per problem type", () => {
     const guide = readFileSync("docs/API.md", "utf8");
-    for (const slug of Object.keys(PROBLEMS) as ProblemSlug[]) expect(guide, slug).toContain(`](${problemType(slug)})`);
+    for (const slug of Object.keys(PROBLEMS) as ProblemSlug[]) expect(guide, slug).toContain(`[\`${problemType(slug)}\`](${problemPage(slug)})`);
   });
 });

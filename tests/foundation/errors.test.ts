@@ -38,7 +38,7 @@ describe("an internal error", () => {
     expect(res.status).toBe(500);
     expectNothingInternal(text);
     const body = JSON.parse(text) as { detail: string; requestId: string; type: string };
-    expect(body).toMatchObject({ status: 500, type: "/docs/problems/internal", detail: "internal error" });
+    expect(body).toMatchObject({ status: 500, type: "/problems/internal", detail: "internal error" });
     expect(body.requestId).toMatch(/^[0-9a-f-]{36}$/);
     const line = logged.mock.calls.find(([fields]) => (fields as { requestId?: string }).requestId === body.requestId);
     expect(line?.[0]).toMatchObject({ err: expect.anything() });

@@ -22,16 +22,16 @@ describe("REST", () => {
   });
 
   it("401 problem without a token, with a malformed header and with an unknown token", async () => {
-    await expectProblem(await call("/v1/products"), 401, "/docs/problems/unauthorized");
-    await expectProblem(await call("/v1/products", { headers: { authorization: "Basic abc" } }), 401, "/docs/problems/unauthorized");
-    await expectProblem(await call("/v1/products", { headers: { authorization: "Bearer eo_unknown" } }), 401, "/docs/problems/unauthorized");
+    await expectProblem(await call("/v1/products"), 401, "/problems/unauthorized");
+    await expectProblem(await call("/v1/products", { headers: { authorization: "Basic abc" } }), 401, "/problems/unauthorized");
+    await expectProblem(await call("/v1/products", { headers: { authorization: "Bearer eo_unknown" } }), 401, "/problems/unauthorized");
   });
 
   it("404 for an unknown path, 405 with Allow for a wrong method", async () => {
-    await expectProblem(await call("/v1/nothing-here"), 404, "/docs/problems/not-found");
+    await expectProblem(await call("/v1/nothing-here"), 404, "/problems/not-found");
     const res = await call("/v1/products", { method: "DELETE" });
     expect(res.headers.get("allow")).toBe("GET");
-    await expectProblem(res, 405, "/docs/problems/method-not-allowed");
+    await expectProblem(res, 405, "/problems/method-not-allowed");
   });
 
   it("serves an OpenAPI 3.1 document that lists the endpoints and the Idempotency-Key header", () => {

@@ -29,7 +29,7 @@ describe("the storefront with demo mode off", () => {
     const key = newKey("storefront-off");
     const res = await pay(key);
     expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ error: { data: { problem: { status: 404, type: "/docs/problems/storefront-off" } } } });
+    expect(await res.json()).toMatchObject({ error: { data: { problem: { status: 404, type: "/problems/storefront-off" } } } });
     expect(await paymentsUnder(key)).toEqual([]);
   });
 

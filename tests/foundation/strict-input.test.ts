@@ -68,25 +68,25 @@ function streamOf(size: number): ReadableStream<Uint8Array> {
 
 describe("REST: each malformed class is a 4xx naming the problem, and writes nothing", () => {
   const cases: [string, (t: Tenant) => ReturnType<typeof postRaw>, number, string, string?][] = [
-    ["a misspelt field (captur)", (t) => postRaw(t, "/v1/payments", paymentJson(',"captur":false')), 400, "/docs/problems/validation", "captur"],
-    ["a duplicate key", (t) => postRaw(t, "/v1/payments", paymentJson(',"amount":"1.00"')), 400, "/docs/problems/duplicate-key", "amount"],
-    ["a NUL in a path parameter", (t) => postRaw(t, "/v1/payments/pay%00x/capture", "{}"), 400, "/docs/problems/validation", "id"],
-    ["a NUL in a known text field", (t) => postRaw(t, "/v1/coupons", `{"code":"A\\u0000B","percentOff":10}`), 400, "/docs/problems/validation", "code"],
-    ["a lone surrogate", (t) => postRaw(t, "/v1/orders", `{"items":[{"sku":"\\ud800","quantity":1}]}`), 400, "/docs/problems/validation", "items.0.sku"],
+    ["a misspelt field (captur)", (t) => postRaw(t, "/v1/payments", paymentJson(',"captur":false')), 400, "/problems/validation", "captur"],
+    ["a duplicate key", (t) => postRaw(t, "/v1/payments", paymentJson(',"amount":"1.00"')), 400, "/problems/duplicate-key", "amount"],
+    ["a NUL in a path parameter", (t) => postRaw(t, "/v1/payments/pay%00x/capture", "{}"), 400, "/problems/validation", "id"],
+    ["a NUL in a known text field", (t) => postRaw(t, "/v1/coupons", `{"code":"A\\u0000B","percentOff":10}`), 400, "/problems/validation", "code"],
+    ["a lone surrogate", (t) => postRaw(t, "/v1/orders", `{"items":[{"sku":"\\ud800","quantity":1}]}`), 400, "/problems/validation", "items.0.sku"],
     [
       "bytes that are not UTF-8",
       (t) => postRaw(t, "/v1/payments", Buffer.concat([Buffer.from('{"amount":"25.00","currency":"EUR","destination":"acct_'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])),
       400,
-      "/docs/problems/invalid-utf8",
+      "/problems/invalid-utf8",
       "destination",
     ],
-    ["a currency ISO 4217 does not have (ZZZ)", (t) => postRaw(t, "/v1/payments", JSON.stringify({ ...PAYMENT, currency: "ZZZ" })), 400, "/docs/problems/validation", "currency"],
-    ["a form instead of JSON", (t) => postRaw(t, "/v1/payments", "amount=25.00&currency=EUR", { "content-type": "application/x-www-form-urlencoded" }), 415, "/docs/problems/unsupported-media-type"],
-    ["no Content-Type", (t) => postRaw(t, "/v1/payments", new Blob([paymentJson()]), { "content-type": "" }), 415, "/docs/problems/unsupported-media-type"],
-    ["a body over 64 KiB", (t) => postRaw(t, "/v1/payments", paymentJson(`,"pad":"${"x".repeat(MAX_BODY_BYTES)}"`)), 413, "/docs/problems/body-too-large"],
-    ["a streamed body over 64 KiB with no Content-Length", (t) => postRaw(t, "/v1/payments", streamOf(MAX_BODY_BYTES + 1)), 413, "/docs/problems/body-too-large"],
-    ["a body field the path already gives (id)", (t) => postRaw(t, "/v1/payments/pay_x/capture", '{"id":"pay_y"}'), 400, "/docs/problems/validation", "id"],
-    ["an account in an unknown currency", (t) => postRaw(t, "/v1/accounts", '{"currency":"ZZZ"}'), 400, "/docs/problems/validation", "currency"],
+    ["a currency ISO 4217 does not have (ZZZ)", (t) => postRaw(t, "/v1/payments", JSON.stringify({ ...PAYMENT, currency: "ZZZ" })), 400, "/problems/validation", "currency"],
+    ["a form instead of JSON", (t) => postRaw(t, "/v1/payments", "amount=25.00&currency=EUR", { "content-type": "application/x-www-form-urlencoded" }), 415, "/problems/unsupported-media-type"],
+    ["no Content-Type", (t) => postRaw(t, "/v1/payments", new Blob([paymentJson()]), { "content-type": "" }), 415, "/problems/unsupported-media-type"],
+    ["a body over 64 KiB", (t) => postRaw(t, "/v1/payments", paymentJson(`,"pad":"${"x".repeat(MAX_BODY_BYTES)}"`)), 413, "/problems/body-too-large"],
+    ["a streamed body over 64 KiB with no Content-Length", (t) => postRaw(t, "/v1/payments", streamOf(MAX_BODY_BYTES + 1)), 413, "/problems/body-too-large"],
+    ["a body field the path already gives (id)", (t) => postRaw(t, "/v1/payments/pay_x/capture", '{"id":"pay_y"}'), 400, "/problems/validation", "id"],
+    ["an account in an unknown currency", (t) => postRaw(t, "/v1/accounts", '{"currency":"ZZZ"}'), 400, "/problems/validation", "currency"],
   ];
 
   it.each(cases)("%s", async (_label, send, status, type, field) => {

@@ -110,7 +110,7 @@ describe("a duplicate while the first attempt is still running", () => {
     const dup = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
     expect(dup.status).toBe(409);
     expect(dup.headers.get("retry-after")).toBe("1");
-    expect(await dup.json()).toMatchObject({ type: "/docs/problems/idempotency-key-in-progress", status: 409 });
+    expect(await dup.json()).toMatchObject({ type: "/problems/idempotency-key-in-progress", status: 409 });
     hold.release();
     const original = await first;
     expect(original.status).toBe(201);

@@ -21,7 +21,7 @@ describe("Idempotency-Key header", () => {
     const res = await post(tenant, "/t/atomic", { tag, amount: 1 });
     expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
-    expect(await res.json()).toMatchObject({ type: "/docs/problems/idempotency-key-missing", status: 400 });
+    expect(await res.json()).toMatchObject({ type: "/problems/idempotency-key-missing", status: 400 });
     const err = await trpcError((await caller(tenant)).atomic({ tag, amount: 1 }));
     expect(err.code).toBe("BAD_REQUEST");
     const n = await count(database().sql<{ count: number }[]>`select count(*)::int as count from test_effects where note = ${tag}`);
@@ -126,7 +126,7 @@ describe("same key, different request", () => {
     const res = await post(tenant, "/t/atomic", { tag: key, amount: 250 }, key);
     expect(res.status).toBe(422);
     const text = await res.text();
-    expect(JSON.parse(text)).toMatchObject({ type: "/docs/problems/idempotency-key-mismatch", status: 422 });
+    expect(JSON.parse(text)).toMatchObject({ type: "/problems/idempotency-key-mismatch", status: 422 });
     expect(text).not.toContain(JSON.parse(firstBody).id.toString() + ",");
     expect(text).not.toContain('"amount":25');
     expect(await effectsFor(tenant.id, key)).toHaveLength(1);
@@ -146,7 +146,7 @@ describe("same key, different request", () => {
     const key = uniqueKey();
     const failed = await post(tenant, "/t/atomic", { tag: key, amount: 5, outcome: "boom" }, key);
     expect(failed.status).toBe(500);
-    expect(await failed.json()).toMatchObject({ type: "/docs/problems/internal", status: 500 });
+    expect(await failed.json()).toMatchObject({ type: "/problems/internal", status: 500 });
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", lease_expired: true });
     expect(await effectsFor(tenant.id, key)).toHaveLength(0);
     expect((await post(tenant, "/t/atomic", { tag: key, amount: 6 }, key)).status).toBe(422);
@@ -159,7 +159,7 @@ describe("what is stored", () => {
     const bad = await post(tenant, "/t/atomic", { tag: key, amount: "ten" }, key);
     expect(bad.status).toBe(400);
     const problem = await bad.json();
-    expect(problem).toMatchObject({ type: "/docs/problems/validation", status: 400 });
+    expect(problem).toMatchObject({ type: "/problems/validation", status: 400 });
     expect(problem.errors[0].field).toBe("amount");
     expect(await keyRow(tenant.id, key)).toBeUndefined();
     const notJson = await post(tenant, "/t/atomic", "{oops", key);
@@ -174,7 +174,7 @@ describe("what is stored", () => {
     expect(first.status).toBe(402);
     expect(first.headers.get("content-type")).toBe("application/problem+json");
     const body = await first.text();
-    expect(JSON.parse(body)).toMatchObject({ type: "/docs/problems/payment-declined", status: 402 });
+    expect(JSON.parse(body)).toMatchObject({ type: "/problems/payment-declined", status: 402 });
     const again = await post(tenant, "/t/atomic", { tag: key, amount: 5, outcome: "refuse" }, key);
     expect(again.status).toBe(402);
     expect(again.headers.get("idempotent-replayed")).toBe("true");

@@ -104,7 +104,7 @@ describe("batches", () => {
     const eleven = await GET(new Request(`${BASE}/${names(11, "checkout.catalog")}?batch=1&input=${input(11)}`));
     expect(eleven.status).toBe(413);
     expect(eleven.headers.get("content-type")).toBe("application/problem+json");
-    expect(await eleven.json()).toMatchObject({ status: 413, type: "/docs/problems/batch-too-long" });
+    expect(await eleven.json()).toMatchObject({ status: 413, type: "/problems/batch-too-long" });
 
     const before = await runCount();
     const starts = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [i, { scenario: "double-click", target: "naive" }]));

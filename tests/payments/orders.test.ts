@@ -42,7 +42,7 @@ describe("coupons and orders", () => {
     const secondKey = newKey("order");
     const second = await api(tenant).post("/v1/orders", { items: cart, couponCode: code }, secondKey);
     expectRefusal(second);
-    expect(second.body.type).toBe("/docs/problems/coupon-redeemed");
+    expect(second.body.type).toBe("/problems/coupon-redeemed");
     expect(await ordersOfTenant(tenant.id)).toHaveLength(1);
     expect(await paymentsOfTenant(tenant.id)).toHaveLength(1);
     expect(await paymentsForKey(tenant.id, secondKey)).toHaveLength(0);

@@ -89,7 +89,7 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
       const { winner, loser, index } = winnerAndLoser(answers, 201, context);
       expect(winner.body, context).toMatchObject({ type: "withdrawal", balance: "20.00" });
       expectRefusal(loser);
-      expect(loser.body.type, context).toBe("/docs/problems/insufficient-funds");
+      expect(loser.body.type, context).toBe("/problems/insufficient-funds");
       expect(await accountBalance(id), context).toBe(2000);
       expect((await api(tenant).get(`/v1/accounts/${id}`)).body.balance, context).toBe("20.00");
       // A withdrawal is the one movement that debits the customer's balance.
@@ -157,7 +157,7 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
       const { winner, loser, index } = winnerAndLoser(answers, 201, context);
       expect(winner.body, context).toMatchObject({ status: "paid", total: "20.00", couponCode: code });
       expectRefusal(loser);
-      expect(loser.body.type, context).toBe("/docs/problems/coupon-redeemed");
+      expect(loser.body.type, context).toBe("/problems/coupon-redeemed");
       const orders = (await ordersOfTenant(tenant.id)).filter((o) => o.coupon_code === code);
       expect(orders.map((o) => o.id), context).toEqual([winner.body.id]);
       const won = await paymentsForKey(tenant.id, keys[index]!);

@@ -159,7 +159,7 @@ export async function warmPool(connections = 30) {
 export function expectProblem(a: Answer, status: number, slug: string) {
   expect(a.status, a.text).toBe(status);
   expect(a.headers.get("content-type")).toBe("application/problem+json");
-  expect(a.body).toMatchObject({ type: `/docs/problems/${slug}`, status });
+  expect(a.body).toMatchObject({ type: `/problems/${slug}`, status });
   expect(typeof a.body.detail).toBe("string");
 }
 

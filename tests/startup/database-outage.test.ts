@@ -46,7 +46,7 @@ describe("start-up waits for the database", () => {
       expect(gated.status).toBe(503);
       expect(gated.headers.get("content-type")).toBe("application/problem+json");
       expect(gated.headers.get("retry-after")).toBe("1");
-      expect(((await gated.json()) as { type: string }).type).toBe("/docs/problems/database-unavailable");
+      expect(((await gated.json()) as { type: string }).type).toBe("/problems/database-unavailable");
 
       await cluster.start();
       const back = Date.now();

@@ -1,7 +1,7 @@
 /** The problem type registry, readable: every `type` the app answers with, its status and what it means (server/problems.ts). */
 import type { Metadata } from "next";
 import Link from "next/link";
-import { PROBLEMS, problemTitle, problemType, type ProblemSlug } from "@/server/problems";
+import { problemPage, PROBLEMS, problemTitle, problemType, type ProblemSlug } from "@/server/problems";
 
 export const metadata: Metadata = { title: "Problem types" };
 
@@ -12,8 +12,8 @@ export default function ProblemTypesPage() {
       <section>
         <h1>Problem types</h1>
         <p className="lead">
-          Every error is <code>application/problem+json</code> (RFC 9457). Its <code>type</code> is one of these URIs, each a page that says
-          what it means and which members it carries.
+          Every error is <code>application/problem+json</code> (RFC 9457). Its <code>type</code> is one of these URIs; each leads to a page
+          that says what it means and which members it carries.
         </p>
       </section>
       <section className="card">
@@ -29,7 +29,7 @@ export default function ProblemTypesPage() {
             {slugs.map((slug) => (
               <tr key={slug}>
                 <td>
-                  <Link href={problemType(slug)}>
+                  <Link href={problemPage(slug)}>
                     <code>{problemType(slug)}</code>
                   </Link>
                 </td>
