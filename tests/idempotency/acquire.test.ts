@@ -37,6 +37,7 @@ function attemptFor(key: string, input: unknown, waitMs = 0): Attempt {
     request: fp.request,
     ttlMs: 60_000,
     leaseMs: 30_000,
+    maxHoldMs: 300_000,
     waitMs,
     limits: { lockTimeoutMs: 10_000, idleInTransactionTimeoutMs: 30_000 },
     event: () => undefined,

@@ -131,6 +131,26 @@ describe("a holder still working", () => {
     hooks.delete(key);
   });
 
+  it("gives the key up when its handler hangs past maxHoldMs: a retry takes over, the hung holder is fenced out", async () => {
+    const key = uniqueKey("hangs");
+    const hold = park(key, "between");
+    const running = post(tenant, "/t/hanging", { tag: key, amount: 3 }, key);
+    await hold.entered;
+    // Within its budget the holder's renewals keep the key: a retry is refused.
+    expect((await post(tenant, "/t/hanging", { tag: key, amount: 3 }, key)).status).toBe(409);
+    // The budget (900 ms) and the last lease (300 ms) run out; the handler still hangs.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", fence: "1", lease_expired: true });
+    const retry = await post(tenant, "/t/hanging", { tag: key, amount: 3 }, key);
+    expect(retry.status).toBe(201);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "2" });
+    // The hung holder wakes up: its next phase finds a newer fence, and it writes nothing more.
+    hold.release();
+    expect((await running).status).toBe(409);
+    expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([`${key}:recorded`, `${key}:settled`]);
+    hooks.delete(key);
+  });
+
   it("completes without reporting a lost lease when renewals are still in flight at completion", async () => {
     const keys = Array.from({ length: 30 }, () => uniqueKey("eager"));
     for (const key of keys) expect((await post(tenant, "/t/eager", { tag: key, amount: 1 }, key)).status).toBe(201);

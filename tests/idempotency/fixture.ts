@@ -107,6 +107,8 @@ export const testRouter = router({
   recoverableNoWait: recoverableProcedure(input, { waitMs: 0 }).meta(rest("/t/recoverable-no-wait")).mutation(recoverableHandler()),
   /** A short lease that only renewal keeps alive. */
   renewing: recoverableProcedure(input, { leaseMs: 300, waitMs: 0 }).meta(rest("/t/renewing")).mutation(recoverableHandler()),
+  /** The same short lease, renewed for three leases at most. */
+  hanging: recoverableProcedure(input, { leaseMs: 300, maxHoldMs: 900, waitMs: 0 }).meta(rest("/t/hanging")).mutation(recoverableHandler()),
   stalling: tenantProcedure
     .meta({ idempotent: true, ...rest("/t/stalling") })
     .input(input)

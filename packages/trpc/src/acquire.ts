@@ -26,6 +26,8 @@ import type { TransactionLimits } from "./types.js";
 /** One request's hold on its key: what it would store, its budgets, and how it reports events. */
 export type Attempt = store.Request & {
   leaseMs: number;
+  /** How long a recoverable holder renews its lease at most (ProcedureOptions.maxHoldMs). */
+  maxHoldMs: number;
   /** How long a duplicate waits for the holder before `409`; 0 answers at once. */
   waitMs: number;
   /** The bounds the key's transactions set for themselves. */

@@ -26,6 +26,9 @@ import { KeyState } from "./states.js";
 import type { KeyRow } from "./store.js";
 import type { IdempotencyRuntime, ProcedureOptions, StoredResponse } from "./types.js";
 
+/** A recoverable holder renews its lease for at most this many leases unless told otherwise (ProcedureOptions.maxHoldMs). */
+const MAX_HOLD_LEASES = 10;
+
 /** Where a transport picks up the exact stored bytes (REST sends them verbatim) and headers. */
 export type ResponseSink = { status?: number; body?: string; headers: Headers };
 
@@ -67,6 +70,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
       request: fp.request,
       ttlMs: o.ttlMs,
       leaseMs: o.leaseMs,
+      maxHoldMs: o.maxHoldMs ?? MAX_HOLD_LEASES * o.leaseMs,
       waitMs: o.waitMs,
       limits: runtime.limits,
       event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }),

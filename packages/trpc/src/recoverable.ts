@@ -28,7 +28,13 @@ import type { HandlerResult, IdempotencyRuntime, RecoverableHandle } from "./typ
 export const downstreamKeyOf = (k: store.KeyRef, generation: string) =>
   createHash("sha256").update(`${k.tenantId}\0${k.key}\0${generation}`).digest("hex").slice(0, 48);
 
-/** Renews the lease every `everyMs` until stopped; reports a renewal that finds the key gone to someone else. */
+/**
+ * Renews the lease every `everyMs` until stopped, for `a.maxHoldMs` at most;
+ * reports a renewal that finds the key gone to someone else. A holder past
+ * its budget stops renewing and counts as having lost the key: its lease runs
+ * out, a retry takes over under a new fence, and whatever the old holder
+ * still tries is refused by that fence.
+ */
 function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
   const lost = new AbortController();
   let stopped = false;
@@ -37,9 +43,14 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
     a.event(E.LeaseLost, { fence });
     lost.abort(new IdempotencyLeaseLostError(a.key, fence));
   };
+  const giveUpAt = Date.now() + a.maxHoldMs;
   const timer =
     everyMs > 0
       ? setInterval(() => {
+          if (Date.now() >= giveUpAt) {
+            clearInterval(timer);
+            return lose();
+          }
           store.renew(sql, a, fence, a.leaseMs).then(
             // A renewal still in flight when the holder completes finds no in-progress row: that is not a lost lease.
             (rows) => rows.length === 0 && !stopped && lose(),

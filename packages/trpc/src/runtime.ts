@@ -28,7 +28,7 @@ export type RuntimeOptions<TTx> = {
   limits?: Partial<TransactionLimits>;
 };
 
-const DEFAULTS: Required<ProcedureOptions> = { ttlMs: 24 * 60 * 60_000, leaseMs: 30_000, waitMs: 10_000 };
+const DEFAULTS: IdempotencyRuntime<unknown>["defaults"] = { ttlMs: 24 * 60 * 60_000, leaseMs: 30_000, waitMs: 10_000 };
 const LIMITS: TransactionLimits = { lockTimeoutMs: 10_000, idleInTransactionTimeoutMs: 30_000 };
 
 const COME_BACK = new Set([408, 409, 425, 429]);

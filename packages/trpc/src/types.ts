@@ -31,6 +31,15 @@ export type ProcedureOptions = {
   ttlMs?: number;
   /** How long a holder owns an in-progress key without renewing it. */
   leaseMs?: number;
+  /**
+   * How long a recoverable holder keeps renewing its lease (10 × `leaseMs`
+   * unless given). Past it the holder stops renewing and its `signal` aborts:
+   * a handler stuck on a call that never settles (a dropped connection the
+   * driver never reports) gives the key up within one more lease, and a
+   * retry or the completer takes it over under a new fence, instead of a
+   * live renewal refusing every retry with 409 for as long as it hangs.
+   */
+  maxHoldMs?: number;
   /** How long a concurrent duplicate waits for the first attempt before `409`; 0 answers at once. */
   waitMs?: number;
 };
@@ -44,7 +53,7 @@ export type IdempotencyRuntime<TTx> = {
   /** The error a replay of a stored error answers with. */
   replayError: (stored: StoredResponse) => TRPCError;
   onEvent?: IdempotencyEventSink;
-  defaults: Required<ProcedureOptions>;
+  defaults: Required<Omit<ProcedureOptions, "maxHoldMs">> & Pick<ProcedureOptions, "maxHoldMs">;
   /** What every key transaction sets for itself (SET LOCAL): see `TransactionLimits`. */
   limits: TransactionLimits;
   /** How often a recoverable holder renews its lease; 0 never (tests use it to play a stalled holder). */
