@@ -23,7 +23,8 @@ const OBSERVABILITY_TARGET = 1.03;
 async function otlpSink(): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
     req.resume();
-    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
+    // An empty ExportTraceServiceResponse: everything accepted.
+    req.on("end", () => res.writeHead(200, { "content-type": "application/x-protobuf" }).end());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -5,10 +5,12 @@
  * path cost next to nothing. `startTracing` registers a provider with W3C
  * `traceparent` propagation and the AsyncLocalStorage context manager, and
  * exports over OTLP/HTTP when an endpoint is given (OTEL_EXPORTER_OTLP_ENDPOINT);
+ * in protobuf, OTLP's default encoding: a span costs about a third of the CPU
+ * and of the bytes it costs in JSON (bench/README.md, "Metrics and tracing on");
  * tests pass an exporter of their own (in memory).
  */
 import { trace, TraceFlags, type Tracer } from "@opentelemetry/api";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type SpanExporter } from "@opentelemetry/sdk-trace-node";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
@@ -52,7 +54,14 @@ export async function stopTracing(): Promise<void> {
   await holder.__eoTracing?.shutdown();
 }
 
-export const tracer = (): Tracer => trace.getTracer("exactly-once");
+/**
+ * One tracer for the process, taken once: the API hands out a proxy that
+ * follows the provider once one is registered, so it need not be looked up
+ * (a map keyed by name and version) for every span.
+ */
+const proxyTracer = trace.getTracer("exactly-once");
+
+export const tracer = (): Tracer => proxyTracer;
 
 /**
  * The trace the current work is recorded in, when it is: the id an operator
