@@ -11,7 +11,7 @@ import * as schema from "./schema";
 export type Db = PostgresJsDatabase<typeof schema>;
 export type Database = { sql: Sql; db: Db; url: string };
 
-type Holder = { __eoDatabase?: Database };
+type Holder = { __eoDatabase?: Database; __eoHeldConnections?: { count: number } };
 const holder = globalThis as Holder;
 
 /**
@@ -150,6 +150,53 @@ function limitTransactions(pool: Sql, statement: string): void {
 }
 
 /**
+ * Connections the app holds for itself: a reservation from `reserve()` until
+ * its release, a transaction (`begin`, Drizzle's `transaction`) from the
+ * moment it has its connection until it has committed or rolled back. Each
+ * holds exactly one connection that nothing else can use meanwhile, so these
+ * are counted exactly. A single statement sent to the pool is not: postgres-js
+ * pipelines such statements onto connections that others may be using too,
+ * and tells neither which connection one went to nor how many are open or
+ * idle (it has no pool statistics). Kept beside the pool on `globalThis`:
+ * the bundle that scrapes may not be the one that opened the pool.
+ */
+const held = (holder.__eoHeldConnections ??= { count: 0 });
+
+/** Connections held by a reservation or a transaction right now (the pool gauge reads it when scraped). */
+export const heldConnections = (): number => held.count;
+
+function countHeldConnections(pool: Sql): void {
+  const reserve = pool.reserve.bind(pool);
+  pool.reserve = async () => {
+    const reserved = await reserve();
+    held.count++;
+    const release = reserved.release;
+    let released = false;
+    reserved.release = () => {
+      if (!released) held.count--;
+      released = true;
+      release();
+    };
+    return reserved;
+  };
+  const begin = pool.begin.bind(pool) as (options: string, fn: (tx: TransactionSql) => unknown) => Promise<unknown>;
+  const counted = async (options: string, fn: (tx: TransactionSql) => unknown) => {
+    let holding = false;
+    try {
+      return await begin(options, (tx) => {
+        holding = true;
+        held.count++;
+        return fn(tx);
+      });
+    } finally {
+      if (holding) held.count--;
+    }
+  };
+  pool.begin = ((options: string | ((tx: TransactionSql) => unknown), fn?: (tx: TransactionSql) => unknown) =>
+    typeof options === "function" ? counted("", options) : counted(options, fn!)) as Sql["begin"];
+}
+
+/**
  * Seconds before a connection that failed is tried again. postgres-js grows
  * this to 10-20 s over a long outage, so a database back after a minute would
  * wait that long for its first connection; at most 1 s, the server serves
@@ -172,8 +219,10 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     backoff: reconnectBackoff,
     ...reservationWatch,
   });
+  // Counted outermost: a reservation is held from the moment the guarded one is handed out.
   guardReservations(client);
   if (options.beginWith) limitTransactions(client, options.beginWith);
+  countHeldConnections(client);
   holder.__eoDatabase = { sql: client, db: drizzle({ client, schema }), url };
   return holder.__eoDatabase;
 }

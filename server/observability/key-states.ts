@@ -1,15 +1,20 @@
 /**
- * `idempotency_keys{state}` and the database gauges, refreshed when scraped
- * but at most once every few seconds, however many scrapers ask: never per
- * request. The key query reads in-progress rows only (through the state
- * index); completed keys, the millions, are never counted.
+ * `idempotency_keys{state}` and the database gauges, refreshed when scraped:
+ * the pool's at every scrape (read from memory), the keys' at most once
+ * every few seconds, however many scrapers ask: never per request. The key
+ * query reads in-progress rows only (through the state index); completed
+ * keys, the millions, are never counted.
  */
 import type { Sql } from "postgres";
 import { availability } from "../../db/availability";
+import { heldConnections } from "../../db/client";
 import { isExpired, isStale, KeyState, needsAttention } from "@exactly-once/trpc";
 import { metrics } from "./metrics";
 
 const KEY_STATES_REFRESH_MS = 5_000;
+
+/** The app's one pool; the conventions require a pool name. */
+const POOL = { db_client_connection_pool_name: "app" };
 
 type KeyStateCounts = { in_progress: number; stale: number; needs_attention: number };
 
@@ -29,7 +34,8 @@ export async function refreshKeyStates(sql: Sql, now = Date.now()): Promise<void
   const m = metrics();
   const up = availability().databaseUp;
   m.dbUp.set(up ? 1 : 0);
-  m.dbPoolMax.set(sql.options.max);
+  m.dbPoolMax.set(POOL, sql.options.max);
+  m.dbPoolConnections.set({ ...POOL, db_client_connection_state: "used" }, heldConnections());
   // With the database away the key counts cannot be read (db_up says so); the scrape still answers at once.
   if (!up) return;
   const state = (holder.__eoKeyStates ??= { at: 0 });

@@ -50,7 +50,14 @@ function create() {
       "http_response_status_code",
     ]),
     dbUp: gauge("db_up", "1 while the database answers, 0 while it is away or the server still waits for it."),
-    dbPoolMax: gauge("db_client_connections_max", "The most connections the database pool opens (OpenTelemetry semantic conventions)."),
+    // OpenTelemetry's database-client conventions (db.client.connection.*), named as Prometheus receives them.
+    dbPoolMax: gauge("db_client_connection_max", "The most connections the database pool opens.", ["db_client_connection_pool_name"]),
+    dbPoolConnections: gauge(
+      "db_client_connection_count",
+      "Connections of the database pool by state. Only state=\"used\" is exported: the connections a reservation or an open transaction holds, counted exactly. " +
+        "A single statement also occupies a connection while it runs, but postgres-js pipelines those onto shared connections and reports neither that nor how many connections are open or idle, so neither is counted.",
+      ["db_client_connection_pool_name", "db_client_connection_state"],
+    ),
   };
 }
 

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { POST as restPost } from "../../app/api/[...rest]/route";
 import { GET as scrape } from "../../app/api/metrics/route";
+import { database } from "../../db/client";
 import { env } from "../../server/env";
 import { completer, idempotencyRuntime } from "../../server/app";
 import { newKey, newTenant, type Tenant } from "../support/api";
@@ -135,6 +136,32 @@ describe("/api/metrics", () => {
     }
     // Only idempotent procedures: a read has no idempotency outcome.
     expect(samples(text).some((s) => s.name === "idempotency_requests_total" && s.labels.procedure === "catalog.list")).toBe(false);
+  });
+
+  it("counts the pool's connections that reservations and open transactions hold, and lets them go", async () => {
+    const { sql } = database();
+    const pool = { db_client_connection_pool_name: "app" };
+    const used = async () => value((await scrapeAs(LOOPBACK)).text, "db_client_connection_count", { ...pool, db_client_connection_state: "used" });
+    const before = await used();
+    const reserved = await Promise.all([sql.reserve(), sql.reserve()]);
+    let commit!: () => void;
+    let begun!: () => void;
+    const inTransaction = new Promise<void>((resolve) => (begun = resolve));
+    const transaction = sql.begin(async (tx) => {
+      await tx`select 1`;
+      begun();
+      await new Promise<void>((resolve) => (commit = resolve));
+    });
+    await inTransaction;
+    try {
+      expect(await used()).toBe(before + 3);
+    } finally {
+      commit();
+      await transaction;
+      for (const r of reserved) r.release();
+    }
+    expect(await used()).toBe(before);
+    expect(value((await scrapeAs(LOOPBACK)).text, "db_client_connection_max", pool)).toBe(sql.options.max);
   });
 
   it("answers loopback or METRICS_TOKEN, and 404 to anyone else", async () => {
