@@ -189,8 +189,19 @@ export function rowChanged(error: unknown): boolean {
 }
 
 /** Takes the key in one statement, whatever the acquisition found (no row: 0), guarded by the fence it saw. */
-export function put(q: ISql, r: Request, seenFence: number, p: Put, options: { orFail?: boolean } = {}) {
-  return seenFence === 0 ? insert(q, r, p) : retake(q, r, seenFence, p, options.orFail ?? false);
+export function put(q: ISql, r: Request, seenFence: number, p: Put) {
+  return seenFence === 0 ? insert(q, r, p) : retake(q, r, seenFence, p, false);
+}
+
+/**
+ * The atomic flavour's final row, pipelined with COMMIT: it must either be
+ * written or fail the statement, and nothing is read back. A first attempt
+ * (the common case) is then the bare INSERT, without the claim's RETURNING
+ * and its computed generation, which PostgreSQL would build and send for
+ * nobody; a takeover keeps the retake with its guard.
+ */
+export function settle(q: ISql, r: Request, seenFence: number, p: Put) {
+  return seenFence === 0 ? insertRow(q, r, p) : retake(q, r, seenFence, p, true);
 }
 
 /** Extends the lease while the holder still owns the key; no row means it lost it. */
