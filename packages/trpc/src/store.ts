@@ -82,18 +82,17 @@ export function load(q: ISql, k: KeyRef) {
 }
 
 /**
- * One statement that opens a key's transaction after BEGIN: the transaction's
- * limits (`columns`), the key's advisory lock (tried, never waited for) and
- * the key row. The row is read under the statement's snapshot, taken before
+ * One statement that opens a key's transaction after BEGIN: the key's
+ * advisory lock (tried, never waited for) and the key row. The row is read under the statement's snapshot, taken before
  * the lock: a holder that committed in between is missed here, but never
  * overwritten, because every take is guarded (a fresh INSERT by the primary
  * key, a retake by the fence it saw) and fails on such a row (`rowChanged`),
  * and the acquisition then looks again. Always one row: `locked`, and the
  * key's columns (null when it has no row).
  */
-export function take(q: ISql, k: KeyRef, lockId: string, columns: Fragment) {
+export function take(q: ISql, k: KeyRef, lockId: string) {
   return q<(RawRow & { locked: boolean })[]>`
-    select ${columns}, pg_try_advisory_xact_lock(${lockId}::int8) as locked, r.*
+    select pg_try_advisory_xact_lock(${lockId}::int8) as locked, r.*
     from (select 1) one left join lateral (
       select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}) r on true`;
 }
