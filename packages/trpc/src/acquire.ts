@@ -20,7 +20,7 @@ import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type Idempo
 import { IdempotencyEventType as E, type IdempotencyEvent } from "./events.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
-import { inTransaction, isLockTimeout, limitColumns, setLocalLockTimeout, type KeyTransaction } from "./transaction.js";
+import { inTransaction, isLockTimeout, setLocalLimits, setLocalLockTimeout, type KeyTransaction } from "./transaction.js";
 import type { TransactionLimits } from "./types.js";
 
 /** One request's hold on its key: what it would store, its budgets, and how it reports events. */
@@ -122,9 +122,13 @@ const processLook = new FirstLook();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Opens the key's transaction: BEGIN, then one prepared statement that sets
- * its limits, tries the advisory lock and reads the row (`store.take`), and
- * an optional savepoint after the lock (a rollback to it keeps the lock). So
+ * Opens the key's transaction: BEGIN with its limits (`SET LOCAL`, one
+ * simple query), then one prepared statement that tries the advisory lock
+ * and reads the row (`store.take`), and an optional savepoint after the lock
+ * (a rollback to it keeps the lock). The limits are not `set_config(…, true)`
+ * columns of the take: on PostgreSQL 18 that made a fresh key cost the
+ * server about 1.7× the floor under concurrency, against 1.1–1.2× with the
+ * same limits as SET LOCAL (bench/README.md, third round). So
  * an attempt nobody holds the key against costs one round trip of three
  * statements, and so does a replay or a mismatch: a completed key does not
  * change until it expires and a key's fingerprint never does, so those are
@@ -137,8 +141,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function lockAndLoad(t: KeyTransaction, a: Attempt, savepoint: string | undefined): Promise<store.KeyRow | undefined> {
   const id = lockId(a);
   const [[taken]] = await t.begin(
-    "",
-    store.take(t.conn, a, id, limitColumns(t.conn, a.limits)),
+    setLocalLimits(a.limits),
+    store.take(t.conn, a, id),
     ...(savepoint ? [t.conn.unsafe(`savepoint ${savepoint}`)] : []),
   );
   const row = store.loaded([taken!]);

@@ -42,7 +42,7 @@ export function runAtomic<TTx, R extends HandlerResult>(
       const row: store.Put = outcome
         ? { state: outcome.state, leaseMs: null, status: outcome.status, body: outcome.body }
         : { state: KeyState.InProgress, leaseMs: 0, status: null, body: null };
-      await t.commit(store.put(t.conn, a, owned.seenFence, row, { orFail: true }));
+      await t.commit(store.settle(t.conn, a, owned.seenFence, row));
       if (outcome) a.event(E.Completed, { fence: owned.fence, status: outcome.status });
       else a.event(E.Released, { fence: owned.fence });
       return { result, stored: outcome && { status: outcome.status, body: outcome.body } };

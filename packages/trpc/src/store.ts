@@ -82,18 +82,17 @@ export function load(q: ISql, k: KeyRef) {
 }
 
 /**
- * One statement that opens a key's transaction after BEGIN: the transaction's
- * limits (`columns`), the key's advisory lock (tried, never waited for) and
- * the key row. The row is read under the statement's snapshot, taken before
+ * One statement that opens a key's transaction after BEGIN: the key's
+ * advisory lock (tried, never waited for) and the key row. The row is read under the statement's snapshot, taken before
  * the lock: a holder that committed in between is missed here, but never
  * overwritten, because every take is guarded (a fresh INSERT by the primary
  * key, a retake by the fence it saw) and fails on such a row (`rowChanged`),
  * and the acquisition then looks again. Always one row: `locked`, and the
  * key's columns (null when it has no row).
  */
-export function take(q: ISql, k: KeyRef, lockId: string, columns: Fragment) {
+export function take(q: ISql, k: KeyRef, lockId: string) {
   return q<(RawRow & { locked: boolean })[]>`
-    select ${columns}, pg_try_advisory_xact_lock(${lockId}::int8) as locked, r.*
+    select pg_try_advisory_xact_lock(${lockId}::int8) as locked, r.*
     from (select 1) one left join lateral (
       select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}) r on true`;
 }
@@ -189,8 +188,19 @@ export function rowChanged(error: unknown): boolean {
 }
 
 /** Takes the key in one statement, whatever the acquisition found (no row: 0), guarded by the fence it saw. */
-export function put(q: ISql, r: Request, seenFence: number, p: Put, options: { orFail?: boolean } = {}) {
-  return seenFence === 0 ? insert(q, r, p) : retake(q, r, seenFence, p, options.orFail ?? false);
+export function put(q: ISql, r: Request, seenFence: number, p: Put) {
+  return seenFence === 0 ? insert(q, r, p) : retake(q, r, seenFence, p, false);
+}
+
+/**
+ * The atomic flavour's final row, pipelined with COMMIT: it must either be
+ * written or fail the statement, and nothing is read back. A first attempt
+ * (the common case) is then the bare INSERT, without the claim's RETURNING
+ * and its computed generation, which PostgreSQL would build and send for
+ * nobody; a takeover keeps the retake with its guard.
+ */
+export function settle(q: ISql, r: Request, seenFence: number, p: Put) {
+  return seenFence === 0 ? insertRow(q, r, p) : retake(q, r, seenFence, p, true);
 }
 
 /** Extends the lease while the holder still owns the key; no row means it lost it. */

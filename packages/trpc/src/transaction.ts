@@ -3,7 +3,7 @@
  * whatever happens. Statements are pipelined with BEGIN and with COMMIT (sent
  * together, one round trip), so the middleware adds statements, not waits.
  */
-import type { Fragment, ISql, ReservedSql, Sql } from "postgres";
+import type { ReservedSql, Sql } from "postgres";
 
 import type { TransactionLimits } from "./types.js";
 
@@ -15,24 +15,6 @@ export const setLocalLockTimeout = (ms: number) => `set local lock_timeout = ${t
 /** The SET LOCAL statements that put `limits` on the open transaction (plain SQL, for a simple query after BEGIN). */
 export function setLocalLimits(limits: TransactionLimits, lockTimeoutMs = limits.lockTimeoutMs): string {
   return `set local idle_in_transaction_session_timeout = ${timeoutMs(limits.idleInTransactionTimeoutMs)}; ${setLocalLockTimeout(lockTimeoutMs)}`;
-}
-
-/**
- * The same limits as columns of a prepared SELECT (`set_config(..., true)` is
- * SET LOCAL), so a statement the transaction sends anyway carries them: no
- * simple query of its own to parse and plan every time.
- */
-const limitFragments = new WeakMap<TransactionLimits, Fragment>();
-
-export function limitColumns(q: ISql, limits: TransactionLimits): Fragment {
-  let columns = limitFragments.get(limits);
-  if (!columns) {
-    columns = q`set_config('idle_in_transaction_session_timeout', ${String(timeoutMs(limits.idleInTransactionTimeoutMs))}, true),
-      set_config('lock_timeout', ${String(timeoutMs(limits.lockTimeoutMs))}, true)`;
-    // A runtime's limits are one object for its life: built once (see store.ts, `once`).
-    limitFragments.set(limits, columns);
-  }
-  return columns;
 }
 
 /** PostgreSQL's lock_not_available: a lock wait ran past `lock_timeout`. */
