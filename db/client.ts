@@ -139,14 +139,21 @@ function guardReservations(pool: Sql): void {
  * and if it failed, postgres-js reports its error for the transaction.
  */
 function limitTransactions(pool: Sql, statement: string): void {
-  const begin = pool.begin.bind(pool) as (options: string, fn: (tx: TransactionSql) => unknown) => Promise<unknown>;
-  const limited = (options: string, fn: (tx: TransactionSql) => unknown) =>
+  overrideBegin(pool, (begin) => (options, fn) =>
     begin(options, (tx) => {
       void tx.unsafe(statement).execute();
       return fn(tx);
-    });
+    }),
+  );
+}
+
+type Begin = (options: string, fn: (tx: TransactionSql) => unknown) => Promise<unknown>;
+
+/** Replaces `pool.begin` by `wrap` of it, for both of its forms (with options and without). */
+function overrideBegin(pool: Sql, wrap: (begin: Begin) => Begin): void {
+  const wrapped = wrap(pool.begin.bind(pool) as Begin);
   pool.begin = ((options: string | ((tx: TransactionSql) => unknown), fn?: (tx: TransactionSql) => unknown) =>
-    typeof options === "function" ? limited("", options) : limited(options, fn!)) as Sql["begin"];
+    typeof options === "function" ? wrapped("", options) : wrapped(options, fn!)) as Sql["begin"];
 }
 
 /**
@@ -179,8 +186,7 @@ function countHeldConnections(pool: Sql): void {
     };
     return reserved;
   };
-  const begin = pool.begin.bind(pool) as (options: string, fn: (tx: TransactionSql) => unknown) => Promise<unknown>;
-  const counted = async (options: string, fn: (tx: TransactionSql) => unknown) => {
+  overrideBegin(pool, (begin) => async (options, fn) => {
     let holding = false;
     try {
       return await begin(options, (tx) => {
@@ -191,9 +197,7 @@ function countHeldConnections(pool: Sql): void {
     } finally {
       if (holding) held.count--;
     }
-  };
-  pool.begin = ((options: string | ((tx: TransactionSql) => unknown), fn?: (tx: TransactionSql) => unknown) =>
-    typeof options === "function" ? counted("", options) : counted(options, fn!)) as Sql["begin"];
+  });
 }
 
 /**
