@@ -83,8 +83,9 @@ export function load(q: ISql, k: KeyRef) {
 
 /**
  * One statement that opens a key's transaction after BEGIN: the key's
- * advisory lock (tried, never waited for) and the key row. The row is read under the statement's snapshot, taken before
- * the lock: a holder that committed in between is missed here, but never
+ * advisory lock (tried, never waited for) and the key row. The row is read
+ * under the statement's snapshot, taken before the lock: a holder that
+ * committed in between is missed here, but never
  * overwritten, because every take is guarded (a fresh INSERT by the primary
  * key, a retake by the fence it saw) and fails on such a row (`rowChanged`),
  * and the acquisition then looks again. Always one row: `locked`, and the
