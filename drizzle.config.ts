@@ -3,7 +3,10 @@
  * is the package's (@exactly-once/trpc creates it with its own migrations),
  * but the app's migrations 0000–0010 created it before the package existed:
  * drizzle-kit reads the package's table definition too, so its snapshot
- * keeps matching and it never generates the table (or its drop) again.
+ * keeps matching and it never generates the table (or its drop) again. A
+ * column the package adds later gets an app migration as well, written
+ * `if not exists` like the package's own (0012, the trace id), so the two
+ * histories agree whichever runs first.
  */
 import { defineConfig } from "drizzle-kit";
 

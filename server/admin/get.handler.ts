@@ -81,6 +81,7 @@ type RawDetail = RawSummary & {
   completer_next_at: string | null;
   completer_gave_up_at: string | null;
   generation: string;
+  trace_id: string | null;
 };
 type RawEvent = Omit<TimelineEvent, "id" | "source" | "detail"> & { id: number };
 type RawAudit = { id: number; action: string; detail: string; at: string };
@@ -93,7 +94,7 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
       select ${summaryColumns(q, "k")}, k.request, k.response_body, k.recovery_data::text as recovery_data,
              ${iso(q, q`k.updated_at`)} as updated_at, ${iso(q, q`k.completed_at`)} as completed_at,
              k.completer_error, ${iso(q, q`k.completer_next_at`)} as completer_next_at, ${iso(q, q`k.completer_gave_up_at`)} as completer_gave_up_at,
-             ${generation(q, "k")} as generation
+             ${generation(q, "k")} as generation, k.trace_id
       from idempotency_keys k left join tenants t on t.id = k.tenant_id
       where k.tenant_id = ${tenantId} and k.key = ${key}`,
     q<RawEvent[]>`
@@ -129,11 +130,9 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
     completerGaveUpAt: row.completer_gave_up_at,
   };
   const none = { fence: null, status: null, recoveryPoint: null, waitedMs: null, count: null, traceId: null, detail: null };
-  // Claimed and completed are on the key row itself (the event writer keeps only what the row cannot tell),
-  // unless tracing recorded the claim: then its event stands for the claim, with the trace.
-  const timeline: TimelineEvent[] = events.some((e) => e.type === "claimed")
-    ? []
-    : [{ ...none, id: "row-claimed", source: "key", type: "claimed", at: detail.createdAt }];
+  // Claimed and completed are on the key row itself, the claim with the trace of the request that took the key
+  // (the event writer keeps only what the row cannot tell).
+  const timeline: TimelineEvent[] = [{ ...none, id: "row-claimed", source: "key", type: "claimed", traceId: row.trace_id, at: detail.createdAt }];
   if (detail.completedAt) {
     const type = detail.completedBy === "completer" ? "completed_by_completer" : "completed";
     timeline.push({ ...none, id: "row-completed", source: "key", type, fence: detail.fence, status: detail.responseStatus, at: detail.completedAt });

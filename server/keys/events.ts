@@ -54,7 +54,7 @@ function stamp(): string {
   return `${new Date(Math.floor(lastStamp / 1000)).toISOString().slice(0, 23)}${String(lastStamp % 1000).padStart(3, "0")}Z`;
 }
 
-/** The key row records these itself (created_at, completed_at, response_status, recovery_point): a debug line is enough. */
+/** The key row records these itself (created_at and trace_id, completed_at, response_status, recovery_point): a debug line is enough. */
 const ON_THE_KEY_ROW: ReadonlySet<string> = new Set([
   IdempotencyEventType.Claimed,
   IdempotencyEventType.Completed,
@@ -77,12 +77,11 @@ function countReplay(event: IdempotencyEvent, at: string): void {
 
 /**
  * `traceId`: the recorded trace the event happened in (tracing on, the trace
- * sampled), kept on its row so the key's page leads to the trace. A traced
- * claim is written too, though the row tells when it was claimed: the trace
- * of the request that ran the key is what an operator looks for first.
+ * sampled), kept on its row so the key's page leads to the trace. The trace
+ * of the request that took the key is on the key row itself (`trace_id`).
  */
 export function recordEvent(event: IdempotencyEvent, traceId?: string): void {
-  if (ON_THE_KEY_ROW.has(event.type) && !(traceId && event.type === IdempotencyEventType.Claimed)) {
+  if (ON_THE_KEY_ROW.has(event.type)) {
     logger.debug({ idempotency: event }, `idempotency ${event.type}`);
     return;
   }

@@ -22,10 +22,11 @@ function aroundKey<B>(builder: B): B {
 }
 
 export const instrument = {
-  /** The idempotency runtime, its events also reported to the request's metrics and spans. */
+  /** The idempotency runtime, its events also reported to the request's metrics and spans, the key row given the recorded trace. */
   runtime<TTx>(runtime: IdempotencyRuntime<TTx>): IdempotencyRuntime<TTx> {
     return {
       ...runtime,
+      traceId: recordedTraceId,
       onEvent: (event) => {
         runtime.onEvent?.(event);
         observeKeyEvent(event);

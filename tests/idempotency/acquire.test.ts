@@ -36,6 +36,7 @@ function attemptFor(key: string, input: unknown, waitMs = 0): Attempt {
     fingerprint: fp.hash,
     request: fp.request,
     ttlMs: 60_000,
+    traceId: null,
     leaseMs: 30_000,
     maxHoldMs: 300_000,
     waitMs,

@@ -1,7 +1,8 @@
 /**
- * The package's baseline migration against the key table the app's own
- * migrations built before the package existed (db/migrations 0000–0010):
- * on such a database it changes nothing, and on an empty one it builds the
+ * The package's migrations against the key table the app's own migrations
+ * built before the package existed (db/migrations 0000–0010, and 0012's
+ * trace id, which the package's 0001 adds too):
+ * on such a database they change nothing, and on an empty one they build the
  * identical table — compared in the catalog: columns in order with their
  * types, nullability and defaults, constraints, indexes, storage parameters.
  * Also: a second run applies nothing, two migrators starting together apply
@@ -16,6 +17,8 @@ import { inject } from "vitest";
 import { migrationsFolder } from "../../db/migrate";
 
 const serverUrl = inject("directDatabaseUrl");
+/** The package's migrations, in the order it applies them: the baseline and the key row's trace id (the app's 0012 added it too). */
+const PACKAGE_MIGRATIONS = ["0000_baseline.sql", "0001_trace_id.sql"];
 const created: string[] = [];
 const clients: Sql[] = [];
 
@@ -71,15 +74,15 @@ afterAll(async () => {
 
 describe("the package's baseline migration", () => {
   it("is recorded but changes nothing on a database whose key table came from the app's migrations", async () => {
-    expect(appCatalog.columns).toHaveLength(23);
-    expect(await migrateKeyTable(appBuilt)).toEqual(["0000_baseline.sql"]);
+    expect(appCatalog.columns).toHaveLength(24);
+    expect(await migrateKeyTable(appBuilt)).toEqual(PACKAGE_MIGRATIONS);
     expect(await catalogOf(appBuilt)).toEqual(appCatalog);
     expect(await migrateKeyTable(appBuilt)).toEqual([]);
   });
 
   it("builds the identical table on an empty database", async () => {
     const empty = await emptyDatabase("empty");
-    expect(await migrateKeyTable(empty)).toEqual(["0000_baseline.sql"]);
+    expect(await migrateKeyTable(empty)).toEqual(PACKAGE_MIGRATIONS);
     expect(await catalogOf(empty)).toEqual(appCatalog);
     expect(appCatalog.storage).toMatchObject({ options: ["fillfactor=80"] });
   });
@@ -87,13 +90,13 @@ describe("the package's baseline migration", () => {
   it("is applied once when two migrators start together", async () => {
     const empty = await emptyDatabase("race");
     const [a, b] = await Promise.all([migrateKeyTable(empty), migrateKeyTable(empty)]);
-    expect([...a, ...b]).toEqual(["0000_baseline.sql"]);
-    expect(await empty`select name from exactly_once_migrations`).toEqual([{ name: "0000_baseline.sql" }]);
+    expect([...a, ...b]).toEqual(PACKAGE_MIGRATIONS);
+    expect(await empty`select name from exactly_once_migrations order by name`).toEqual(PACKAGE_MIGRATIONS.map((name) => ({ name })));
   });
 
   it("puts the table in the schema it is given, identical there", async () => {
     const empty = await emptyDatabase("schema");
-    expect(await migrateKeyTable(empty, { schema: "eo_keys" })).toEqual(["0000_baseline.sql"]);
+    expect(await migrateKeyTable(empty, { schema: "eo_keys" })).toEqual(PACKAGE_MIGRATIONS);
     expect(await catalogOf(empty, "eo_keys")).toEqual(appCatalog);
     expect(await empty`select to_regclass('public.idempotency_keys') as t`).toEqual([{ t: null }]);
   });

@@ -69,6 +69,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
       fingerprint: fp.hash,
       request: fp.request,
       ttlMs: o.ttlMs,
+      traceId: runtime.traceId?.() ?? null,
       leaseMs: o.leaseMs,
       maxHoldMs: o.maxHoldMs ?? MAX_HOLD_LEASES * o.leaseMs,
       waitMs: o.waitMs,

@@ -23,6 +23,8 @@ export type RuntimeOptions<TTx> = {
   finalError?: IdempotencyRuntime<TTx>["finalError"];
   replayError?: IdempotencyRuntime<TTx>["replayError"];
   onEvent?: IdempotencyEventSink;
+  /** The recorded trace of the current request, kept on the key row it takes; none by default. */
+  traceId?: () => string | undefined;
   /** Per-procedure options override these (`atomic({ leaseMs })`). */
   defaults?: ProcedureOptions;
   limits?: Partial<TransactionLimits>;
@@ -51,6 +53,7 @@ export function createRuntime<TTx = ReservedSql>(options: RuntimeOptions<TTx>): 
     finalError: options.finalError ?? finalError,
     replayError: options.replayError ?? replayError,
     onEvent: options.onEvent,
+    traceId: options.traceId,
     defaults: { ...DEFAULTS, ...options.defaults },
     limits: { ...LIMITS, ...options.limits },
   };

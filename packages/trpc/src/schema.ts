@@ -63,6 +63,12 @@ export const idempotencyKeys = pgTable(
     completerGaveUpAt: ts("completer_gave_up_at"),
     /** Who stored the result: null for the client's own request, `completer` when the server finished it alone. */
     completedBy: text("completed_by").$type<CompletedBy>(),
+    /**
+     * The recorded trace (W3C trace context) of the request that took the key
+     * (`traceId` of the runtime): where an operator looks first. A takeover
+     * keeps it; an expired key taken anew gets its new request's.
+     */
+    traceId: text("trace_id"),
   },
   (t) => [
     primaryKey({ columns: [t.tenantId, t.key] }),

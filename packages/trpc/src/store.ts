@@ -15,8 +15,11 @@ import { KeyState } from "./states.js";
 
 export type KeyRef = { tenantId: string; key: string };
 
-/** What an attempt would store about its request. */
-export type Request = KeyRef & { procedure: string; fingerprint: string; request: string; ttlMs: number };
+/**
+ * What an attempt would store about its request. `traceId`: the recorded
+ * trace the request runs in (W3C trace context), or null.
+ */
+export type Request = KeyRef & { procedure: string; fingerprint: string; request: string; ttlMs: number; traceId: string | null };
 
 /** A key as the middleware needs to see it, with the clock comparisons done by PostgreSQL. */
 export type KeyRow = {
@@ -121,12 +124,12 @@ export type Put = { state: KeyState; leaseMs: number | null; status: number | nu
 /** The INSERT of a new key row as `p` describes it. */
 const insertRow = (q: ISql, r: Request, p: Put) => q`
     insert into idempotency_keys as k
-      (tenant_id, key, procedure, fingerprint, request, state, locked_until, response_status, response_body, completed_at, expires_at)
+      (tenant_id, key, procedure, fingerprint, request, state, locked_until, response_status, response_body, completed_at, expires_at, trace_id)
     values
       (${r.tenantId}, ${r.key}, ${r.procedure}, ${r.fingerprint}, ${r.request}, ${p.state},
        now() + ${p.leaseMs}::float8 * interval '1 millisecond', ${p.status}, ${p.body},
        case when ${p.state}::text <> ${KeyState.InProgress} then now() end,
-       now() + ${r.ttlMs}::float8 * interval '1 millisecond')`;
+       now() + ${r.ttlMs}::float8 * interval '1 millisecond', ${r.traceId})`;
 
 const returningClaim = once((q) => q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`);
 
@@ -146,9 +149,9 @@ function insert(q: ISql, r: Request, p: Put) {
 /**
  * Takes a key whose row the caller saw with `seenFence`: an expired row is
  * reset in place (a new operation, a new generation), an in-progress row
- * nobody holds is taken over (fence + 1, the generation and recovery point
- * kept). The expiry sweep may delete an expired row meanwhile: then it is
- * inserted. A row that changed otherwise is left alone and nothing comes
+ * nobody holds is taken over (fence + 1; the generation, the recovery
+ * point and the trace of the request that first took it kept). The expiry
+ * sweep may delete an expired row meanwhile: then it is inserted. A row that changed otherwise is left alone and nothing comes
  * back, or with `orFail` the statement fails (1 / 0), so that a COMMIT
  * pipelined after it cannot commit business writes without their key row.
  */
@@ -170,6 +173,7 @@ function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean)
       completer_attempts = case when ${fresh} then 0 else k.completer_attempts end, completer_next_at = case when ${fresh} then null else k.completer_next_at end,
       completer_error = case when ${fresh} then null else k.completer_error end, completer_gave_up_at = case when ${fresh} then null else k.completer_gave_up_at end,
       completed_by = case when ${fresh} then null else k.completed_by end,
+      trace_id = case when ${fresh} then excluded.trace_id else k.trace_id end,
       updated_at = now()
     where k.fence = ${seenFence} and (${fresh} or (k.state = ${KeyState.InProgress} and ${isLeaseOver(q, "k")}))
     ${returningClaim(q)})

@@ -53,6 +53,11 @@ export type IdempotencyRuntime<TTx> = {
   /** The error a replay of a stored error answers with. */
   replayError: (stored: StoredResponse) => TRPCError;
   onEvent?: IdempotencyEventSink;
+  /**
+   * The id of the recorded trace the current request runs in (OpenTelemetry's
+   * active span, when sampled), stored on the key row it takes (`trace_id`).
+   */
+  traceId?: () => string | undefined;
   defaults: Required<Omit<ProcedureOptions, "maxHoldMs">> & Pick<ProcedureOptions, "maxHoldMs">;
   /** What every key transaction sets for itself (SET LOCAL): see `TransactionLimits`. */
   limits: TransactionLimits;
