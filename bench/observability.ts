@@ -5,12 +5,13 @@
  * database; "on" is the app as deployed with a collector: every metric,
  * every span, and the spans exported over OTLP/HTTP (to a sink on loopback
  * that reads and drops them, so the export's serialisation and HTTP are
- * paid). Prints the CPU per operation of both sides, this process and
+ * paid). The sink is a process of its own, as a collector is: what it
+ * spends reading the spans is not the app's. Prints the CPU per operation of both sides, this process and
  * PostgreSQL, and the ratio against the 3 % target.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import { setObserving } from "../server/observability/switch";
 import { startTracing, stopTracing } from "../server/observability/tracing";
 import { drive, median, type Load, type Sample } from "./measure";
@@ -19,22 +20,28 @@ import type { Transport } from "./transports";
 
 const OBSERVABILITY_TARGET = 1.03;
 
-/** An OTLP/HTTP endpoint that accepts every export and keeps nothing. */
-async function otlpSink(): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = http.createServer((req, res) => {
+/**
+ * An OTLP/HTTP endpoint that accepts every export and keeps nothing (it
+ * answers an empty ExportTraceServiceResponse: everything accepted), in a
+ * child process that prints its port and ends with its parent's stdin.
+ */
+const SINK = `
+  const server = require("node:http").createServer((req, res) => {
     req.resume();
-    // An empty ExportTraceServiceResponse: everything accepted.
     req.on("end", () => res.writeHead(200, { "content-type": "application/x-protobuf" }).end());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  server.listen(0, "127.0.0.1", () => console.log(server.address().port));
+  process.stdin.on("end", () => process.exit(0)).resume();`;
+
+async function otlpSink(): Promise<{ url: string; close: () => Promise<void> }> {
+  const child = spawn(process.execPath, ["-e", SINK], { stdio: ["pipe", "pipe", "inherit"] });
+  const [port] = (await once(child.stdout.setEncoding("utf8"), "data")) as [string];
   return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    url: `http://127.0.0.1:${port.trim()}`,
+    close: async () => {
+      child.stdin.end();
+      if (child.exitCode === null) await once(child, "exit");
+    },
   };
 }
 

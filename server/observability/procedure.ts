@@ -8,6 +8,12 @@
  * AsyncLocalStorage scope opened by `observeProcedure`), as a span event and
  * as evidence for the outcome. The outcome is decided once, when the
  * procedure answers, so every request is counted exactly once.
+ *
+ * A replay answered at once, the hot path, is one span: its decision and
+ * fence go on the procedure's span, since a child span covering the same
+ * lookup would tell nothing more (and cost as much as the rest of the
+ * tracing). Every other acquisition (a claim, a takeover, a wait, a
+ * refusal, an error) gets its span, started at the middleware's start.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { context, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
@@ -22,7 +28,11 @@ import { tracer } from "./tracing";
 type Scope = {
   procedure: string;
   events: IdempotencyEvent["type"][];
-  /** Open from the idempotency middleware's start until the key is taken (or the request answered without it). */
+  /** Whether the procedure's trace is recorded: an unsampled one gets no child spans and no span events, only its metrics. */
+  recording: boolean;
+  /** When the idempotency middleware started (performance.now()), until the key is taken or the request answered without it. */
+  acquireFrom?: number;
+  /** The acquisition's span, once it has something to show (see `acquisition`). */
   acquire?: Span;
   /** Open while the handler runs under the key. */
   handler?: Span;
@@ -77,8 +87,8 @@ export async function observeProcedure<R extends Result>(opts: { path: string; m
   // Off, no scope is opened: the acquisition, handler and event hooks below find none and do nothing either.
   if (!observing()) return opts.next();
   const started = performance.now();
-  const scope: Scope = { procedure: opts.path, events: [] };
   return tracer().startActiveSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, async (span) => {
+    const scope: Scope = { procedure: opts.path, events: [], recording: span.isRecording() };
     try {
       const result = await scopes.run(scope, opts.next);
       if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
@@ -94,33 +104,44 @@ export async function observeProcedure<R extends Result>(opts: { path: string; m
       }
       return result;
     } finally {
-      scope.acquire?.end();
+      endAcquisition(scope);
       scope.handler?.end();
       span.end();
     }
   });
 }
 
-/** Placed right before the idempotency middleware: the acquisition's span starts here. */
+/** The acquisition's span, started when first needed, with the acquisition's start time. */
+const acquisition = (scope: Scope, from: number): Span => (scope.acquire ??= tracer().startSpan("idempotency.acquire", { startTime: from }));
+
+/** Ends the acquisition: with its span, unless it was a replay answered at once. */
+function endAcquisition(scope: Scope): void {
+  const from = scope.acquireFrom;
+  if (from === undefined) return;
+  const replayedAtOnce = !scope.acquire && scope.events.at(-1) === E.Replayed;
+  if (!replayedAtOnce) acquisition(scope, from).end();
+  scope.acquire = undefined;
+  scope.acquireFrom = undefined;
+}
+
+/** Placed right before the idempotency middleware: the acquisition starts here. */
 export async function observeAcquisition<R>(opts: { next: () => Promise<R> }): Promise<R> {
   const scope = scopes.getStore();
-  if (!scope) return opts.next();
-  scope.acquire = tracer().startSpan("idempotency.acquire");
+  if (!scope?.recording) return opts.next();
+  scope.acquireFrom = performance.now();
   try {
     return await opts.next();
   } finally {
     // A replay or a refusal: the key was never taken, the acquisition ends with the answer.
-    scope.acquire?.end();
-    scope.acquire = undefined;
+    endAcquisition(scope);
   }
 }
 
 /** Placed right after the idempotency middleware: the key is this request's, the handler runs. */
 export async function observeHandler<R>(opts: { next: () => Promise<R> }): Promise<R> {
   const scope = scopes.getStore();
-  if (!scope) return opts.next();
-  scope.acquire?.end();
-  scope.acquire = undefined;
+  if (!scope?.recording) return opts.next();
+  endAcquisition(scope);
   const span = tracer().startSpan("idempotency.handler");
   scope.handler = span;
   try {
@@ -136,8 +157,11 @@ export function observeKeyEvent(event: IdempotencyEvent): void {
   const scope = scopes.getStore();
   if (!scope || scope.procedure !== event.procedure) return;
   scope.events.push(event.type);
-  // After the handler (completed, released) the event belongs to the procedure's own span.
-  const span = scope.handler ?? scope.acquire ?? trace.getActiveSpan();
+  if (!scope.recording) return;
+  // During the acquisition its span (but a replay answered at once: the procedure's); after the handler
+  // (completed, released) the event belongs to the procedure's own span.
+  const from = scope.acquireFrom;
+  const span = scope.handler ?? (from !== undefined && (scope.acquire || event.type !== E.Replayed) ? acquisition(scope, from) : trace.getActiveSpan());
   if (!span) return;
   const attributes: Record<string, string | number> = {};
   if (event.fence !== undefined) attributes["idempotency.fence"] = event.fence;
@@ -146,5 +170,5 @@ export function observeKeyEvent(event: IdempotencyEvent): void {
   if (event.recoveryPoint !== undefined) attributes["idempotency.recovery_point"] = event.recoveryPoint;
   span.addEvent(`idempotency.${event.type}`, attributes);
   const decision = DECISION[event.type];
-  if (decision && span === scope.acquire) span.setAttributes({ "idempotency.decision": decision, ...attributes });
+  if (decision && span !== scope.handler) span.setAttributes({ "idempotency.decision": decision, ...attributes });
 }

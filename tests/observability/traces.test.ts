@@ -4,7 +4,8 @@
  * handler, the provider call, and the provider stand-in, which reads the
  * `traceparent` the app sent. The spans land in an in-memory exporter; the
  * stand-in runs in this process so its spans land there too (over a real
- * HTTP hop).
+ * HTTP hop). A replay answered at once is the procedure's span alone; a
+ * duplicate that waited keeps its acquisition's span.
  */
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
@@ -99,6 +100,37 @@ describe("traces", () => {
     // The handler's span carries the recovery points it committed (the payment's two phases), nothing of the key's acquisition.
     expect(handler.events.map((e) => e.name)).toEqual(["idempotency.phase_committed", "idempotency.phase_committed"]);
     expect(procedure.events.map((e) => e.name)).toContain("idempotency.completed");
+  });
+
+  it("a replay answered at once is one span: the procedure's, with the decision and the fence", async () => {
+    const tenant = await newTenant("traces-replay");
+    const key = newKey("traces-replay");
+    await tracedPayment(tenant, key, TRACE_ID, "01");
+    exporter.reset();
+    await tracedPayment(tenant, key, TRACE_ID, "01");
+    const spans = exporter.getFinishedSpans();
+    expect(spans.filter((s) => s.name.startsWith("idempotency.")).map((s) => s.name)).toEqual([]);
+    const procedure = one(spans, "trpc payments.create");
+    expect([procedure.attributes["idempotency.decision"], procedure.attributes["idempotency.fence"], procedure.attributes["idempotency.outcome"]]).toEqual(["replay", 1, "replayed"]);
+    expect(procedure.events.map((e) => e.name)).toEqual(["idempotency.replayed"]);
+  });
+
+  it("a duplicate that waited for the first attempt keeps its acquisition's span: the wait, then the replay", async () => {
+    const tenant = await newTenant("traces-waited");
+    const key = newKey("traces-waited");
+    exporter.reset();
+    // The provider answers acct_test_slow after 1.5 s: the duplicate, sent once the key is claimed, finds it held and waits.
+    const slow = { ...PAYMENT, destination: "acct_test_slow" };
+    const first = tracedPayment(tenant, key, TRACE_ID, "01", slow);
+    while ((await database().sql`select 1 from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`).length === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await Promise.all([first, tracedPayment(tenant, key, TRACE_ID, "01", slow)]);
+    const spans = exporter.getFinishedSpans();
+    const waited = spans.find((s) => s.name === "trpc payments.create" && s.attributes["idempotency.outcome"] === "waited");
+    expect(waited, "the duplicate's procedure span").toBeDefined();
+    const acquisitions = spans.filter((s) => s.name === "idempotency.acquire" && parentOf(s) === waited!.spanContext().spanId);
+    expect(acquisitions.map((s) => [s.attributes["idempotency.decision"], s.events.map((e) => e.name)])).toEqual([["replay", ["idempotency.waited", "idempotency.replayed"]]]);
   });
 
   it("the key's page names the trace of the request that ran the key, and of a mismatching reuse", async () => {
