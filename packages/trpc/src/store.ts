@@ -151,9 +151,10 @@ function insert(q: ISql, r: Request, p: Put) {
  * reset in place (a new operation, a new generation), an in-progress row
  * nobody holds is taken over (fence + 1; the generation, the recovery
  * point and the trace of the request that first took it kept). The expiry
- * sweep may delete an expired row meanwhile: then it is inserted. A row that changed otherwise is left alone and nothing comes
- * back, or with `orFail` the statement fails (1 / 0), so that a COMMIT
- * pipelined after it cannot commit business writes without their key row.
+ * sweep may delete an expired row meanwhile: then it is inserted. A row
+ * that changed otherwise is left alone and nothing comes back, or with
+ * `orFail` the statement fails (1 / 0), so that a COMMIT pipelined after it
+ * cannot commit business writes without their key row.
  */
 function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean) {
   const fresh = isExpired(q, "k");
