@@ -115,7 +115,7 @@ async function main() {
       try {
         for (const t of transports) await warmUp(t, stored[0]!.paymentId);
         const ratio = positive("trace-ratio");
-        const setup = `traces sampled ${ratio * 100} %, PostgreSQL ${version}, ${availableParallelism()} cores, concurrency ${load.concurrency}, ${rounds} rounds of ${load.durationMs / 1000} s`;
+        const setup = `traces sampled ${ratio * 100} %, PostgreSQL ${version}, ${availableParallelism()} cores, concurrency ${load.concurrency}, ${2 * rounds * (load.durationMs / 1000)} s per row`;
         return process.stdout.write(await runObservabilityBench(transports, stored, rounds, load, setup, ratio));
       } finally {
         for (const t of transports) await t.close();
