@@ -10,7 +10,7 @@ import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import { countExpiredDeleted, observeCompleterRun } from "./background";
 import { startHealthWindow } from "./health";
 import { observeHttp } from "./http";
-import { countFromZero, observeAcquisition, observeHandler, observeKeyEvent, observeProcedure } from "./procedure";
+import { countFromZero, observeAcquisition, observeHandler, observeProcedure } from "./procedure";
 import { observedProviderFetch } from "./psp";
 import { recordedTraceId, startTracing } from "./tracing";
 
@@ -22,16 +22,9 @@ function aroundKey<B>(builder: B): B {
 }
 
 export const instrument = {
-  /** The idempotency runtime, its events also reported to the request's metrics and spans, the key row given the recorded trace. */
+  /** The idempotency runtime, the key row given the recorded trace (each request's events reach its metrics and spans through `procedure`). */
   runtime<TTx>(runtime: IdempotencyRuntime<TTx>): IdempotencyRuntime<TTx> {
-    return {
-      ...runtime,
-      traceId: recordedTraceId,
-      onEvent: (event) => {
-        runtime.onEvent?.(event);
-        observeKeyEvent(event);
-      },
-    };
+    return { ...runtime, traceId: recordedTraceId };
   },
   /** The idempotency procedure builders, with the acquisition and handler spans. */
   procedures<P extends { atomic: (...args: never[]) => unknown; recoverable: (...args: never[]) => unknown }>(procedures: P): P {

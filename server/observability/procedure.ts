@@ -3,10 +3,15 @@
  * and for an idempotent one the spans of the key's acquisition and of the
  * handler, and the one outcome the request is counted under.
  *
- * The middleware reports what happens to a key through its `onEvent` port;
- * `observeKeyEvent` files each event under the request it belongs to (an
- * AsyncLocalStorage scope opened by `observeProcedure`), as a span event and
- * as evidence for the outcome. The outcome is decided once, when the
+ * The middleware reports what happens to a key through its `onEvent` port.
+ * `observeProcedure` hands the request a runtime of its own (`ctx.keys`)
+ * whose `onEvent` also files each event under the request's scope, as a
+ * span event and as evidence for the outcome; the acquisition's and the
+ * handler's hooks find that scope in the context tRPC passes them. No
+ * AsyncLocalStorage of its own: on Node.js 20 a request that runs inside one
+ * costs about 10 µs more CPU (in-process replays, metrics on and tracing
+ * off, observation switched every 100 ms: 1.049× the CPU of observation off
+ * with such a scope, 1.014× without). The outcome is decided once, when the
  * procedure answers, so every request is counted exactly once.
  *
  * A replay answered at once, the hot path, is one span: its decision and
@@ -15,12 +20,11 @@
  * tracing). Every other acquisition (a claim, a takeover, a wait, a
  * refusal, an error) gets its span, started at the middleware's start.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { context, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
-import { IdempotencyEventType as E, type IdempotencyEvent } from "@exactly-once/trpc";
+import { IdempotencyEventType as E, type IdempotencyEvent, type IdempotencyRuntime } from "@exactly-once/trpc";
 import { metrics, RequestOutcome } from "./metrics";
 import { observing } from "./switch";
 import { tracer } from "./tracing";
@@ -38,10 +42,9 @@ type Scope = {
   handler?: Span;
 };
 
-const scopes = new AsyncLocalStorage<Scope>();
-
-/** The span a provider call made now belongs under: the handler's when one runs. */
-export const currentHandlerSpan = (): Span | undefined => scopes.getStore()?.handler;
+/** Where the acquisition's and the handler's hooks find the request's scope in its tRPC context. */
+const SCOPE = Symbol("observation");
+type Observed = { [SCOPE]?: Scope };
 
 /** How the request ended, from what happened to its key; undefined when it never reached the key. */
 function requestOutcome(events: readonly IdempotencyEvent["type"][]): RequestOutcome | undefined {
@@ -82,15 +85,32 @@ export function countFromZero(procedures: readonly string[]): void {
   }
 }
 
-/** The outermost middleware of every procedure. */
-export async function observeProcedure<R extends Result>(opts: { path: string; meta?: { idempotent?: boolean }; next: () => Promise<R> }): Promise<R> {
-  // Off, no scope is opened: the acquisition, handler and event hooks below find none and do nothing either.
+/**
+ * The outermost middleware of every procedure. An idempotent one gets a
+ * runtime of its own, whose events land in the request's scope, and the
+ * scope in its context.
+ */
+export async function observeProcedure<R extends Result, TTx>(opts: {
+  path: string;
+  meta?: { idempotent?: boolean };
+  ctx: { keys: IdempotencyRuntime<TTx> };
+  next: (opts?: { ctx: { keys: IdempotencyRuntime<TTx> } & Observed }) => Promise<R>;
+}): Promise<R> {
+  // Off, no scope is opened: the acquisition and handler hooks below find none and do nothing either.
   if (!observing()) return opts.next();
   const started = performance.now();
   return tracer().startActiveSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, async (span) => {
     const scope: Scope = { procedure: opts.path, events: [], recording: span.isRecording() };
     try {
-      const result = await scopes.run(scope, opts.next);
+      const keys = opts.ctx.keys;
+      const observed: IdempotencyRuntime<TTx> = {
+        ...keys,
+        onEvent: (event) => {
+          keys.onEvent?.(event);
+          fileEvent(scope, event);
+        },
+      };
+      const result = await (opts.meta?.idempotent ? opts.next({ ctx: { keys: observed, [SCOPE]: scope } }) : opts.next());
       if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
       if (opts.meta?.idempotent) {
         // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
@@ -125,8 +145,8 @@ function endAcquisition(scope: Scope): void {
 }
 
 /** Placed right before the idempotency middleware: the acquisition starts here. */
-export async function observeAcquisition<R>(opts: { next: () => Promise<R> }): Promise<R> {
-  const scope = scopes.getStore();
+export async function observeAcquisition<R>(opts: { ctx: Observed; next: () => Promise<R> }): Promise<R> {
+  const scope = opts.ctx[SCOPE];
   if (!scope?.recording) return opts.next();
   scope.acquireFrom = performance.now();
   try {
@@ -137,9 +157,9 @@ export async function observeAcquisition<R>(opts: { next: () => Promise<R> }): P
   }
 }
 
-/** Placed right after the idempotency middleware: the key is this request's, the handler runs. */
-export async function observeHandler<R>(opts: { next: () => Promise<R> }): Promise<R> {
-  const scope = scopes.getStore();
+/** Placed right after the idempotency middleware: the key is this request's, the handler runs (its provider calls under its span). */
+export async function observeHandler<R>(opts: { ctx: Observed; next: () => Promise<R> }): Promise<R> {
+  const scope = opts.ctx[SCOPE];
   if (!scope?.recording) return opts.next();
   endAcquisition(scope);
   const span = tracer().startSpan("idempotency.handler");
@@ -152,10 +172,8 @@ export async function observeHandler<R>(opts: { next: () => Promise<R> }): Promi
   }
 }
 
-/** The runtime's `onEvent` port: the event joins its request's evidence and its spans. */
-export function observeKeyEvent(event: IdempotencyEvent): void {
-  const scope = scopes.getStore();
-  if (!scope || scope.procedure !== event.procedure) return;
+/** An event of the request's key: it joins the request's evidence and its spans. */
+function fileEvent(scope: Scope, event: IdempotencyEvent): void {
   scope.events.push(event.type);
   if (!scope.recording) return;
   // During the acquisition its span (but a replay answered at once: the procedure's); after the handler

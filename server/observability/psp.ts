@@ -5,10 +5,9 @@
  * operation and status. The stand-in's side continues the trace the request
  * carries, so one payment is one trace across both processes.
  */
-import { context, propagation, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { context, propagation, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_FULL } from "@opentelemetry/semantic-conventions";
 import { metrics } from "./metrics";
-import { currentHandlerSpan } from "./procedure";
 import { observing } from "./switch";
 import { tracer } from "./tracing";
 
@@ -37,10 +36,8 @@ export function observedProviderFetch(inner: typeof fetch): typeof fetch {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const method = (init?.method ?? "GET").toUpperCase();
     const { operation } = providerOperation(method, url.pathname);
-    const handler = currentHandlerSpan();
-    const parent = handler ? trace.setSpan(context.active(), handler) : context.active();
     const attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_FULL]: `${url.origin}${url.pathname}`, "psp.operation": operation };
-    return tracer().startActiveSpan(`psp ${operation}`, { kind: SpanKind.CLIENT, attributes }, parent, async (span) => {
+    return tracer().startActiveSpan(`psp ${operation}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
       const headers = Object.fromEntries(new Headers(init?.headers).entries());
       propagation.inject(context.active(), headers);
       const started = performance.now();
