@@ -85,6 +85,17 @@ export function countFromZero(procedures: readonly string[]): void {
   }
 }
 
+/** The request's own runtime: the app's, its key's events also filed under the request. */
+function observedRuntime<TTx>(keys: IdempotencyRuntime<TTx>, scope: Scope): IdempotencyRuntime<TTx> {
+  return {
+    ...keys,
+    onEvent: (event) => {
+      keys.onEvent?.(event);
+      fileEvent(scope, event);
+    },
+  };
+}
+
 /**
  * The outermost middleware of every procedure. An idempotent one gets a
  * runtime of its own, whose events land in the request's scope, and the
@@ -102,15 +113,7 @@ export async function observeProcedure<R extends Result, TTx>(opts: {
   return tracer().startActiveSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, async (span) => {
     const scope: Scope = { procedure: opts.path, events: [], recording: span.isRecording() };
     try {
-      const keys = opts.ctx.keys;
-      const observed: IdempotencyRuntime<TTx> = {
-        ...keys,
-        onEvent: (event) => {
-          keys.onEvent?.(event);
-          fileEvent(scope, event);
-        },
-      };
-      const result = await (opts.meta?.idempotent ? opts.next({ ctx: { keys: observed, [SCOPE]: scope } }) : opts.next());
+      const result = await (opts.meta?.idempotent ? opts.next({ ctx: { keys: observedRuntime(opts.ctx.keys, scope), [SCOPE]: scope } }) : opts.next());
       if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
       if (opts.meta?.idempotent) {
         // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
