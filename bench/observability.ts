@@ -126,8 +126,8 @@ function render(rows: Row[], setup: string): string {
   lines.push(`${"transport".padEnd(11)}${"scenario".padEnd(11)}${"off µs".padStart(8)}${"on µs".padStart(8)}${"node off".padStart(10)}${"node on".padStart(9)}  on/off  blocks' middle half  target`);
   for (const row of rows) {
     const ratio = perOp(row.on) / perOp(row.off);
-    // How far the ratios of the run's blocks (2 s each) spread: their interquartile range.
-    const quartile = (q: number) => row.blocks[Math.round(q * (row.blocks.length - 1))]!.toFixed(3);
+    // How far the ratios of the run's blocks (2 s each) spread: their interquartile range (none in a run shorter than a block).
+    const quartile = (q: number) => row.blocks[Math.round(q * (row.blocks.length - 1))]?.toFixed(3) ?? "–";
     const verdict = ratio <= OBSERVABILITY_TARGET ? "met" : "MISSED";
     lines.push(
       `${row.transport.padEnd(11)}${row.scenario.padEnd(11)}${us(perOp(row.off))} ${us(perOp(row.on))}${us(row.off.selfUs / row.off.ops).padStart(10)}${us(row.on.selfUs / row.on.ops).padStart(9)}  ${ratio.toFixed(3)}  ${`${quartile(0.25)}–${quartile(0.75)}`.padEnd(19)}  ≤ ${OBSERVABILITY_TARGET} ${verdict}`,
