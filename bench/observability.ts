@@ -9,7 +9,8 @@
  * its own, as a collector is: what it spends reading the spans is not the
  * app's. Prints the CPU per operation of both sides, this process and
  * PostgreSQL, their ratio against the 3 % target, and how far the ratios of
- * the run's 2 s blocks spread. */
+ * the run's 2 s blocks spread.
+ */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";

@@ -30,7 +30,6 @@ import { observing } from "./switch";
 import { tracer } from "./tracing";
 
 type Scope = {
-  procedure: string;
   events: IdempotencyEvent["type"][];
   /** Whether the procedure's trace is recorded: an unsampled one gets no child spans and no span events, only its metrics. */
   recording: boolean;
@@ -111,7 +110,7 @@ export async function observeProcedure<R extends Result, TTx>(opts: {
   if (!observing()) return opts.next();
   const started = performance.now();
   return tracer().startActiveSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, async (span) => {
-    const scope: Scope = { procedure: opts.path, events: [], recording: span.isRecording() };
+    const scope: Scope = { events: [], recording: span.isRecording() };
     try {
       const result = await (opts.meta?.idempotent ? opts.next({ ctx: { keys: observedRuntime(opts.ctx.keys, scope), [SCOPE]: scope } }) : opts.next());
       if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
