@@ -11,8 +11,8 @@
  * operation from pg_stat_statements, which the server must preload). `--cluster [--instances N]`
  * measures the scaled-out topology instead (bench/cluster.ts); `--sweep`
  * only the expiry sweep at scale (bench/sweep.ts; --sweep-keys, 1,000,000);
- * `--observability` only the CPU per operation with metrics and tracing off
- * and on (bench/observability.ts).
+ * `--observability [--trace-ratio R] [--bare]` only the CPU per operation
+ * with metrics and tracing off and on (bench/observability.ts).
  */
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -61,9 +61,11 @@ const { values } = parseArgs({
     observability: { type: "boolean", default: false },
     /** With --observability: the share of traces recorded (OTEL_TRACES_SAMPLER_ARG), 1 by default. */
     "trace-ratio": { type: "string", default: "1" },
+    /** With --observability: requests outside any AsyncLocalStorage store, as a bare tRPC server runs them (not Next.js). */
+    bare: { type: "boolean", default: false },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability" | "statements">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability" | "statements" | "bare">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -111,15 +113,11 @@ async function main() {
     }
     const stored = await storeKeys(local, positive("replay-keys"), load.concurrency);
     if (values.observability) {
-      const transports = [local, await overHttp(tenantWithToken, load.concurrency)];
-      try {
-        for (const t of transports) await warmUp(t, stored[0]!.paymentId);
-        const ratio = positive("trace-ratio");
-        const setup = `traces sampled ${ratio * 100} %, PostgreSQL ${version}, ${availableParallelism()} cores, concurrency ${load.concurrency}, ${2 * rounds * (load.durationMs / 1000)} s per row`;
-        return process.stdout.write(await runObservabilityBench(transports, stored, rounds, load, setup, ratio));
-      } finally {
-        for (const t of transports) await t.close();
-      }
+      const sampleRatio = positive("trace-ratio");
+      const bare = values.bare;
+      const title = `traces sampled ${sampleRatio * 100} %, ${bare ? "bare (no request store)" : "each request in a store, as Next.js runs it"}, Node.js ${process.versions.node}, PostgreSQL ${version}, ${availableParallelism()} cores, concurrency ${load.concurrency}, ${2 * rounds * (load.durationMs / 1000)} s per row`;
+      const setup = { url: fresh.url, tenant: tenantWithToken, stored, concurrency: load.concurrency, sampleRatio, bare };
+      return process.stdout.write(await runObservabilityBench(setup, rounds, load, title));
     }
     for (const make of [async () => local, () => overHttp(tenantWithToken, load.concurrency)]) {
       const t = await make();
