@@ -20,7 +20,7 @@
  * tracing). Every other acquisition (a claim, a takeover, a wait, a
  * refusal, an error) gets its span, started at the middleware's start.
  */
-import { context, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
+import { context, SpanStatusCode, trace, TraceFlags, type Span } from "@opentelemetry/api";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
@@ -30,6 +30,8 @@ import { observing } from "./switch";
 import { tracer } from "./tracing";
 
 type Scope = {
+  /** The procedure's span: recorded or not, it carries the trace id. */
+  span: Span;
   events: IdempotencyEvent["type"][];
   /** Whether the procedure's trace is recorded: an unsampled one gets no child spans and no span events, only its metrics. */
   recording: boolean;
@@ -47,12 +49,11 @@ type Observed = { [SCOPE]?: Scope };
 
 /** How the request ended, from what happened to its key; undefined when it never reached the key. */
 function requestOutcome(events: readonly IdempotencyEvent["type"][]): RequestOutcome | undefined {
-  const has = (type: IdempotencyEvent["type"]) => events.includes(type);
-  if (has(E.Mismatch)) return RequestOutcome.Mismatch;
-  if (has(E.Conflict)) return RequestOutcome.Conflict;
-  if (has(E.LeaseLost)) return RequestOutcome.LeaseLost;
-  if (has(E.Replayed)) return has(E.Waited) ? RequestOutcome.Waited : RequestOutcome.Replayed;
-  if (has(E.Completed)) return has(E.Takeover) ? RequestOutcome.Takeover : RequestOutcome.Executed;
+  if (events.includes(E.Mismatch)) return RequestOutcome.Mismatch;
+  if (events.includes(E.Conflict)) return RequestOutcome.Conflict;
+  if (events.includes(E.LeaseLost)) return RequestOutcome.LeaseLost;
+  if (events.includes(E.Replayed)) return events.includes(E.Waited) ? RequestOutcome.Waited : RequestOutcome.Replayed;
+  if (events.includes(E.Completed)) return events.includes(E.Takeover) ? RequestOutcome.Takeover : RequestOutcome.Executed;
   // Claimed, then released for a retry (an unknown outcome at the provider) or cut short by an error.
   return events.length > 0 ? RequestOutcome.Failed : undefined;
 }
@@ -84,53 +85,85 @@ export function countFromZero(procedures: readonly string[]): void {
   }
 }
 
-/** The request's own runtime: the app's, its key's events also filed under the request. */
+/** The request's own runtime: the app's, its key's events also filed under the request, the key row given the request's recorded trace. */
 function observedRuntime<TTx>(keys: IdempotencyRuntime<TTx>, scope: Scope): IdempotencyRuntime<TTx> {
-  return {
-    ...keys,
-    onEvent: (event) => {
-      keys.onEvent?.(event);
-      fileEvent(scope, event);
-    },
-  };
+  // Bound rather than closures: the hot path makes two per request.
+  return { ...keys, onEvent: fileEvent.bind(undefined, scope, keys), traceId: recordedTrace.bind(undefined, scope) };
 }
+
+function recordedTrace(scope: Scope): string | undefined {
+  return scope.recording ? scope.span.spanContext().traceId : undefined;
+}
+
+type ProcedureOptions<R, TTx> = {
+  path: string;
+  meta?: { idempotent?: boolean };
+  ctx: { keys: IdempotencyRuntime<TTx> };
+  next: (opts?: { ctx: { keys: IdempotencyRuntime<TTx> } & Observed }) => Promise<R>;
+};
 
 /**
  * The outermost middleware of every procedure. An idempotent one gets a
  * runtime of its own, whose events land in the request's scope, and the
  * scope in its context.
+ *
+ * Only a recorded trace is made the active context here. An unrecorded one
+ * (sampled out) still has its span, for the outcome and the trace id the
+ * handler passes on to the provider (`observeHandler`), but a replay never
+ * enters OpenTelemetry's context: on Node.js 20 a context switch costs a
+ * few microseconds and the cheapest request the app answers has few of them
+ * to spare.
  */
-export async function observeProcedure<R extends Result, TTx>(opts: {
-  path: string;
-  meta?: { idempotent?: boolean };
-  ctx: { keys: IdempotencyRuntime<TTx> };
-  next: (opts?: { ctx: { keys: IdempotencyRuntime<TTx> } & Observed }) => Promise<R>;
-}): Promise<R> {
+export function observeProcedure<R extends Result, TTx>(opts: ProcedureOptions<R, TTx>): Promise<R> {
   // Off, no scope is opened: the acquisition and handler hooks below find none and do nothing either.
   if (!observing()) return opts.next();
-  const started = performance.now();
-  return tracer().startActiveSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, async (span) => {
-    const scope: Scope = { events: [], recording: span.isRecording() };
+  const active = context.active();
+  // Under a parent that is not recorded (the HTTP request's span, a caller's `traceparent`, sampled out) the
+  // sampler, which follows the parent, would make this span unrecorded as well: the parent's stands in for it.
+  const parent = trace.getSpan(active);
+  const sampledOut = parent !== undefined && !parent.isRecording() && (parent.spanContext().traceFlags & TraceFlags.SAMPLED) === 0;
+  const span = sampledOut ? parent : tracer().startSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, active);
+  const call = new ObservedCall(opts, span);
+  return call.scope.recording ? context.with(trace.setSpan(active, span), call.run, call) : call.run();
+}
+
+/** One procedure call under observation: its scope, and how it is counted when it answers. */
+class ObservedCall<R extends Result, TTx> {
+  readonly scope: Scope;
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly opts: ProcedureOptions<R, TTx>,
+    span: Span,
+  ) {
+    this.scope = { span, events: [], recording: span.isRecording() };
+  }
+
+  async run(): Promise<R> {
+    const { opts, scope } = this;
+    const idempotent = opts.meta?.idempotent === true;
     try {
-      const result = await (opts.meta?.idempotent ? opts.next({ ctx: { keys: observedRuntime(opts.ctx.keys, scope), [SCOPE]: scope } }) : opts.next());
-      if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
-      if (opts.meta?.idempotent) {
-        // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
-        const outcome = requestOutcome(scope.events) ?? (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? RequestOutcome.Failed : undefined);
-        if (outcome) {
-          const m = metrics();
-          m.requests.inc({ procedure: opts.path, outcome });
-          m.requestDuration.observe({ procedure: opts.path, outcome }, (performance.now() - started) / 1000);
-          span.setAttribute("idempotency.outcome", outcome);
-        }
-      }
+      const result = await (idempotent ? opts.next({ ctx: { keys: observedRuntime(opts.ctx.keys, scope), [SCOPE]: scope } }) : opts.next());
+      if (!result.ok) scope.span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
+      if (idempotent) this.count(result);
       return result;
     } finally {
       endAcquisition(scope);
       scope.handler?.end();
-      span.end();
+      scope.span.end();
     }
-  });
+  }
+
+  private count(result: R): void {
+    // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
+    const outcome = requestOutcome(this.scope.events) ?? (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? RequestOutcome.Failed : undefined);
+    if (!outcome) return;
+    const m = metrics();
+    const labels = { procedure: this.opts.path, outcome };
+    m.requests.inc(labels);
+    m.requestDuration.observe(labels, (performance.now() - this.started) / 1000);
+    this.scope.span.setAttribute("idempotency.outcome", outcome);
+  }
 }
 
 /** The acquisition's span, started when first needed, with the acquisition's start time. */
@@ -162,7 +195,9 @@ export async function observeAcquisition<R>(opts: { ctx: Observed; next: () => P
 /** Placed right after the idempotency middleware: the key is this request's, the handler runs (its provider calls under its span). */
 export async function observeHandler<R>(opts: { ctx: Observed; next: () => Promise<R> }): Promise<R> {
   const scope = opts.ctx[SCOPE];
-  if (!scope?.recording) return opts.next();
+  if (!scope) return opts.next();
+  // Unrecorded: the provider calls still carry the trace (not sampled), so the provider records none of it either.
+  if (!scope.recording) return context.with(trace.setSpan(context.active(), scope.span), opts.next);
   endAcquisition(scope);
   const span = tracer().startSpan("idempotency.handler");
   scope.handler = span;
@@ -174,15 +209,15 @@ export async function observeHandler<R>(opts: { ctx: Observed; next: () => Promi
   }
 }
 
-/** An event of the request's key: it joins the request's evidence and its spans. */
-function fileEvent(scope: Scope, event: IdempotencyEvent): void {
+/** An event of the request's key: the app's runtime gets it, and it joins the request's evidence and its spans. */
+function fileEvent<TTx>(scope: Scope, keys: IdempotencyRuntime<TTx>, event: IdempotencyEvent): void {
+  keys.onEvent?.(event);
   scope.events.push(event.type);
   if (!scope.recording) return;
   // During the acquisition its span (but a replay answered at once: the procedure's); after the handler
   // (completed, released) the event belongs to the procedure's own span.
   const from = scope.acquireFrom;
-  const span = scope.handler ?? (from !== undefined && (scope.acquire || event.type !== E.Replayed) ? acquisition(scope, from) : trace.getActiveSpan());
-  if (!span) return;
+  const span = scope.handler ?? (from !== undefined && (scope.acquire || event.type !== E.Replayed) ? acquisition(scope, from) : scope.span);
   const attributes: Record<string, string | number> = {};
   if (event.fence !== undefined) attributes["idempotency.fence"] = event.fence;
   if (event.status !== undefined) attributes["idempotency.status"] = event.status;

@@ -5,7 +5,7 @@
  * operation and status. The stand-in's side continues the trace the request
  * carries, so one payment is one trace across both processes.
  */
-import { context, propagation, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_FULL } from "@opentelemetry/semantic-conventions";
 import { metrics } from "./metrics";
 import { observing } from "./switch";
@@ -37,28 +37,33 @@ export function observedProviderFetch(inner: typeof fetch): typeof fetch {
     const method = (init?.method ?? "GET").toUpperCase();
     const { operation } = providerOperation(method, url.pathname);
     const attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_FULL]: `${url.origin}${url.pathname}`, "psp.operation": operation };
-    return tracer().startActiveSpan(`psp ${operation}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      const headers = Object.fromEntries(new Headers(init?.headers).entries());
-      propagation.inject(context.active(), headers);
-      const started = performance.now();
-      let status = 0;
-      try {
-        const response = await inner(input, { ...init, headers });
-        status = response.status;
-        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        return response;
-      } catch (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : "error" });
-        throw error;
-      } finally {
-        const m = metrics();
-        m.pspRequests.inc({ operation, status: String(status) });
-        m.pspDuration.observe({ operation, status: String(status) }, (performance.now() - started) / 1000);
-        span.end();
-      }
-    });
+    // Not made the active context: nothing runs under it but the request, which carries it in its headers.
+    const parent = context.active();
+    const span = tracer().startSpan(`psp ${operation}`, { kind: SpanKind.CLIENT, attributes }, parent);
+    const headers = Object.fromEntries(new Headers(init?.headers).entries());
+    propagation.inject(trace.setSpan(parent, span), headers);
+    return send(inner, input, { ...init, headers }, span, operation);
   };
+}
+
+async function send(inner: typeof fetch, input: Parameters<typeof fetch>[0], init: RequestInit, span: Span, operation: string): Promise<Response> {
+  const started = performance.now();
+  let status = 0;
+  try {
+    const response = await inner(input, init);
+    status = response.status;
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    return response;
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : "error" });
+    throw error;
+  } finally {
+    const m = metrics();
+    m.pspRequests.inc({ operation, status: String(status) });
+    m.pspDuration.observe({ operation, status: String(status) }, (performance.now() - started) / 1000);
+    span.end();
+  }
 }
 
 /** The stand-in's side: its handling of one request, as a server span in the caller's trace. */

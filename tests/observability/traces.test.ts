@@ -9,35 +9,22 @@
  */
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { POST as restPost } from "../../app/api/[...rest]/route";
 import { database } from "../../db/client";
 import { getKey } from "../../server/admin/get.handler";
-import { env } from "../../server/env";
 import { completer } from "../../server/app";
 import { flushEvents } from "../../server/keys/events";
 import { traceFields } from "../../server/observability/log";
 import { startTracing, tracer } from "../../server/observability/tracing";
-import { startPspStandIn, type RunningPspStandIn } from "../../server/psp/stand-in";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, PAYMENT } from "../payments/support";
+import { standInInThisProcess } from "./stand-in";
 
 const exporter = new InMemorySpanExporter();
 startTracing({ serviceName: "exactly-once-test", exporter });
 
-let standIn: RunningPspStandIn;
-let savedPspUrl: string | undefined;
-
-beforeAll(async () => {
-  standIn = await startPspStandIn({ port: 0, slowMs: 50, webhookSecret: "whsec_test_only" });
-  savedPspUrl = env.PSP_URL;
-  env.PSP_URL = standIn.url;
-});
-
-afterAll(async () => {
-  env.PSP_URL = savedPspUrl;
-  await standIn.close();
-});
+standInInThisProcess({ slowMs: 50 });
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
