@@ -137,4 +137,6 @@ async function main(setup: SideSetup) {
   });
 }
 
+// A parent that is gone (killed, crashed) leaves nobody to stop this side: it stops itself.
+process.once("disconnect", () => process.exit());
 process.once("message", (setup: SideSetup) => void main(setup).then(() => send({ cpuUs: cpuUs(), ops: 0 } satisfies SideReply)));

@@ -8,11 +8,11 @@
  * whose `onEvent` also files each event under the request's scope, as a
  * span event and as evidence for the outcome; the acquisition's and the
  * handler's hooks find that scope in the context tRPC passes them. No
- * AsyncLocalStorage of its own: on Node.js 20 a request that runs inside one
- * costs about 10 µs more CPU (in-process replays, metrics on and tracing
- * off, observation switched every 100 ms: 1.049× the CPU of observation off
- * with such a scope, 1.014× without). The outcome is decided once, when the
- * procedure answers, so every request is counted exactly once.
+ * AsyncLocalStorage of its own: on Node.js 20 every store a request runs in
+ * is carried over to each promise it makes (one more `run` per request was
+ * +3.5 % of an in-process replay's CPU in an early measurement, since found
+ * to understate such costs; bench/README.md). The outcome is decided once,
+ * when the procedure answers, so every request is counted exactly once.
  *
  * A replay answered at once, the hot path, is one span: its decision and
  * fence go on the procedure's span, since a child span covering the same
