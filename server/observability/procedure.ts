@@ -197,7 +197,11 @@ export async function observeHandler<R>(opts: { ctx: Observed; next: () => Promi
   const scope = opts.ctx[SCOPE];
   if (!scope) return opts.next();
   // Unrecorded: the provider calls still carry the trace (not sampled), so the provider records none of it either.
-  if (!scope.recording) return context.with(trace.setSpan(context.active(), scope.span), opts.next);
+  if (!scope.recording) {
+    const active = context.active();
+    // Under an unrecorded parent (an HTTP request's span) that span is the procedure's and already active.
+    return trace.getSpan(active) === scope.span ? opts.next() : context.with(trace.setSpan(active, scope.span), opts.next);
+  }
   endAcquisition(scope);
   const span = tracer().startSpan("idempotency.handler");
   scope.handler = span;

@@ -134,10 +134,13 @@ describe("traces", () => {
     ]);
   });
 
-  it("a trace the client did not record leaves no trace id on the key's page, and no extra event", async () => {
+  it("a trace the client did not record: no span anywhere, no trace id on the key's page, and no extra event", async () => {
     const tenant = await newTenant("traces-unsampled");
     const key = newKey("traces-unsampled");
+    exporter.reset();
     await tracedPayment(tenant, key, "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "00");
+    // Neither the app nor the stand-in records any of it, nor starts a trace of its own.
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
     expect(await timelineOf(tenant, key)).toEqual([
       { type: "claimed", traceId: null },
       { type: "completed", traceId: null },
