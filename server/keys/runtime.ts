@@ -30,4 +30,4 @@ export const createKeysRuntime = (onEvent: IdempotencyEventSink): IdempotencyRun
 });
 
 /** Expiry of stored keys (the sweep, `npm run keys:cleanup`, the admin's purge). */
-export const deleteExpiredKeys = (options?: CleanupOptions) => deleteExpired(() => database().sql, recordEvent, options);
+export const deleteExpiredKeys = (options?: CleanupOptions) => deleteExpired(() => database().sql, (event) => recordEvent(event), options);

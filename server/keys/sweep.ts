@@ -10,7 +10,7 @@ export function startExpirySweep(everyMs: number) {
   return startPackageSweep({
     sql: () => database().sql,
     everyMs,
-    onEvent: recordEvent,
+    onEvent: (event) => recordEvent(event),
     onRound: async (deleted) => {
       instrument.expiredDeleted(deleted);
       if (deleted > 0) logger.info({ deleted }, "expired idempotency keys deleted");

@@ -10,7 +10,7 @@ import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import { countExpiredDeleted, observeCompleterRun } from "./background";
 import { startHealthWindow } from "./health";
 import { observeHttp } from "./http";
-import { countFromZero, observeAcquisition, observeHandler, observeProcedure } from "./procedure";
+import { countFromZero, observeAcquisition, observeHandler, observedSink, observeProcedure } from "./procedure";
 import { observedProviderFetch } from "./psp";
 import { recordedTraceId, startTracing } from "./tracing";
 
@@ -22,9 +22,9 @@ function aroundKey<B>(builder: B): B {
 }
 
 export const instrument = {
-  /** The idempotency runtime, the key row given the recorded trace (each request's events reach its metrics and spans through `procedure`). */
+  /** The app's idempotency runtime: each request's key events also reach its metrics and spans (the scope `procedure` placed), the key row gets the recorded trace. */
   runtime<TTx>(runtime: IdempotencyRuntime<TTx>): IdempotencyRuntime<TTx> {
-    return { ...runtime, traceId: recordedTraceId };
+    return { ...runtime, onEvent: observedSink(runtime.onEvent), traceId: recordedTraceId };
   },
   /** The idempotency procedure builders, with the acquisition and handler spans. */
   procedures<P extends { atomic: (...args: never[]) => unknown; recoverable: (...args: never[]) => unknown }>(procedures: P): P {

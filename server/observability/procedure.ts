@@ -3,15 +3,14 @@
  * and for an idempotent one the spans of the key's acquisition and of the
  * handler, and the one outcome the request is counted under.
  *
- * The middleware reports what happens to a key through its `onEvent` port.
- * `observeProcedure` hands the request a runtime of its own (`ctx.keys`)
- * whose `onEvent` also files each event under the request's scope, as a
- * span event and as evidence for the outcome; the acquisition's and the
- * handler's hooks find that scope in the context tRPC passes them. No
- * AsyncLocalStorage of its own: on Node.js 20 every store a request runs in
- * is carried over to each promise it makes (one more `run` per request was
- * +3.5 % of an in-process replay's CPU in an early measurement, since found
- * to understate such costs; bench/README.md). The outcome is decided once,
+ * The middleware reports what happens to a key through its `onEvent` port,
+ * with the call's tRPC context. `observeProcedure` places the request's
+ * scope in that context; the app's one runtime (`observedSink`) files each
+ * event under it, as a span event and as evidence for the outcome, and the
+ * acquisition's and the handler's hooks find it there too. Nothing is made
+ * per request but the scope: no runtime, no closures, and no
+ * AsyncLocalStorage of its own (on Node.js 20 every store a request runs in
+ * is carried over to each promise it makes). The outcome is decided once,
  * when the procedure answers, so every request is counted exactly once.
  *
  * A replay answered at once, the hot path, is one span: its decision and
@@ -24,7 +23,7 @@ import { context, SpanStatusCode, trace, TraceFlags, type Span } from "@opentele
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
-import { IdempotencyEventType as E, type IdempotencyEvent, type IdempotencyRuntime } from "@exactly-once/trpc";
+import { IdempotencyEventType as E, type IdempotencyEvent, type IdempotencyEventSink } from "@exactly-once/trpc";
 import { metrics, RequestOutcome } from "./metrics";
 import { observing } from "./switch";
 import { tracer } from "./tracing";
@@ -85,27 +84,16 @@ export function countFromZero(procedures: readonly string[]): void {
   }
 }
 
-/** The request's own runtime: the app's, its key's events also filed under the request, the key row given the request's recorded trace. */
-function observedRuntime<TTx>(keys: IdempotencyRuntime<TTx>, scope: Scope): IdempotencyRuntime<TTx> {
-  // Bound rather than closures: the hot path makes two per request.
-  return { ...keys, onEvent: fileEvent.bind(undefined, scope, keys), traceId: recordedTrace.bind(undefined, scope) };
-}
-
-function recordedTrace(scope: Scope): string | undefined {
-  return scope.recording ? scope.span.spanContext().traceId : undefined;
-}
-
-type ProcedureOptions<R, TTx> = {
+type ProcedureOptions<R> = {
   path: string;
   meta?: { idempotent?: boolean };
-  ctx: { keys: IdempotencyRuntime<TTx> };
-  next: (opts?: { ctx: { keys: IdempotencyRuntime<TTx> } & Observed }) => Promise<R>;
+  next: (opts?: { ctx: Observed }) => Promise<R>;
 };
 
 /**
- * The outermost middleware of every procedure. An idempotent one gets a
- * runtime of its own, whose events land in the request's scope, and the
- * scope in its context.
+ * The outermost middleware of every procedure. An idempotent one gets the
+ * request's scope in its context, where its key's events (`observedSink`)
+ * and the hooks around the key find it.
  *
  * Only a recorded trace is made the active context here. An unrecorded one
  * (sampled out) still has its span, for the outcome and the trace id the
@@ -114,7 +102,7 @@ type ProcedureOptions<R, TTx> = {
  * few microseconds and the cheapest request the app answers has few of them
  * to spare.
  */
-export function observeProcedure<R extends Result, TTx>(opts: ProcedureOptions<R, TTx>): Promise<R> {
+export function observeProcedure<R extends Result>(opts: ProcedureOptions<R>): Promise<R> {
   // Off, no scope is opened: the acquisition and handler hooks below find none and do nothing either.
   if (!observing()) return opts.next();
   const active = context.active();
@@ -128,12 +116,12 @@ export function observeProcedure<R extends Result, TTx>(opts: ProcedureOptions<R
 }
 
 /** One procedure call under observation: its scope, and how it is counted when it answers. */
-class ObservedCall<R extends Result, TTx> {
+class ObservedCall<R extends Result> {
   readonly scope: Scope;
   private readonly started = performance.now();
 
   constructor(
-    private readonly opts: ProcedureOptions<R, TTx>,
+    private readonly opts: ProcedureOptions<R>,
     span: Span,
   ) {
     this.scope = { span, events: [], recording: span.isRecording() };
@@ -143,7 +131,7 @@ class ObservedCall<R extends Result, TTx> {
     const { opts, scope } = this;
     const idempotent = opts.meta?.idempotent === true;
     try {
-      const result = await (idempotent ? opts.next({ ctx: { keys: observedRuntime(opts.ctx.keys, scope), [SCOPE]: scope } }) : opts.next());
+      const result = await (idempotent ? opts.next({ ctx: { [SCOPE]: scope } }) : opts.next());
       if (!result.ok) scope.span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
       if (idempotent) this.count(result);
       return result;
@@ -213,9 +201,17 @@ export async function observeHandler<R>(opts: { ctx: Observed; next: () => Promi
   }
 }
 
-/** An event of the request's key: the app's runtime gets it, and it joins the request's evidence and its spans. */
-function fileEvent<TTx>(scope: Scope, keys: IdempotencyRuntime<TTx>, event: IdempotencyEvent): void {
-  keys.onEvent?.(event);
+/** The app's event sink, and each event of an observed request filed under its scope (`fileEvent`). */
+export function observedSink(sink: IdempotencyEventSink | undefined): IdempotencyEventSink {
+  return (event, request) => {
+    sink?.(event, request);
+    const scope = (request as Observed | undefined)?.[SCOPE];
+    if (scope) fileEvent(scope, event);
+  };
+}
+
+/** An event of the request's key: it joins the request's evidence and its spans. */
+function fileEvent(scope: Scope, event: IdempotencyEvent): void {
   scope.events.push(event.type);
   if (!scope.recording) return;
   // During the acquisition its span (but a replay answered at once: the procedure's); after the handler

@@ -1,7 +1,7 @@
 /**
  * Whether requests are observed (metrics and spans): on unless turned off.
- * `npm run bench -- --observability` turns it off for its baseline, in the
- * same process, so both sides of the comparison share everything else.
+ * `npm run bench -- --observability` turns it off in the process that runs
+ * its baseline; the process beside it, observing, is otherwise the same.
  * Kept on `globalThis` like the registry, so every bundle sees one answer.
  */
 const holder = globalThis as { __eoObserving?: boolean };

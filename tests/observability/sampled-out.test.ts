@@ -7,7 +7,7 @@
  * it. Were the provider call to start a trace of its own, the sampler here
  * (which records every root span but a procedure's) would record it.
  */
-import { trace, SamplingDecision, type Sampler } from "@opentelemetry/api";
+import { trace, SamplingDecision, TraceFlags, type Sampler } from "@opentelemetry/api";
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { describe, expect, it } from "vitest";
 import { createCaller, createContextInner } from "../../server/app";
@@ -21,7 +21,7 @@ import { standInInThisProcess } from "./stand-in";
 const everyRootButProcedures: Sampler = {
   shouldSample: (parentContext, _traceId, spanName) => {
     const parent = trace.getSpanContext(parentContext);
-    if (parent) return { decision: parent.traceFlags & 1 ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
+    if (parent) return { decision: parent.traceFlags & TraceFlags.SAMPLED ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
     return { decision: spanName.startsWith("trpc ") ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED };
   },
   toString: () => "everyRootButProcedures",

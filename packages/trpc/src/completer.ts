@@ -15,9 +15,10 @@ import { TRPCError } from "@trpc/server";
 import type { Sql } from "postgres";
 import { claimDue, giveUp, markCompletedByCompleter, recordCompleterFailure, storedInput, type CompletionPolicy, type DueKey } from "./completion.js";
 import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors.js";
-import { IdempotencyEventType, type IdempotencyEventSink } from "./events.js";
+import { IdempotencyEventType } from "./events.js";
 import { IDEMPOTENCY_KEY_HEADER } from "./key.js";
-import { REPLAYED_HEADER, type ResponseSink } from "./procedures.js";
+import { REPLAYED_HEADER } from "./procedures.js";
+import type { IdempotencyEventSink, ResponseSink } from "./types.js";
 
 export type { CompletionPolicy } from "./completion.js";
 

@@ -37,5 +37,3 @@ export type IdempotencyEvent = {
   /** For "waited": how long the attempt waited for the key, in milliseconds. */
   waitedMs?: number;
 };
-
-export type IdempotencyEventSink = (event: IdempotencyEvent) => void;

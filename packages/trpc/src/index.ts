@@ -6,9 +6,9 @@
  * Two other entry points: `./client` (the browser's link, which must not pull
  * in the server) and `./drizzle` (the table, for apps that use Drizzle).
  */
-export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyContext, type IdempotencyMeta, type ResponseSink } from "./procedures.js";
+export { createIdempotencyProcedures, REPLAYED_HEADER, type IdempotencyMeta } from "./procedures.js";
 export { createRuntime, type RuntimeOptions } from "./runtime.js";
-export type { AtomicHandle, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse, TransactionLimits } from "./types.js";
+export type { AtomicHandle, IdempotencyContext, IdempotencyEventSink, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, ResponseSink, StoredResponse, TransactionLimits } from "./types.js";
 // The SET LOCAL of those limits, for the app's own transactions outside the middleware.
 export { setLocalLimits } from "./transaction.js";
 export { migrate, type MigrateOptions } from "./migrate.js";
@@ -26,5 +26,5 @@ export { KeyState } from "./states.js";
 
 export { canonicalJson, fingerprint } from "./canonical.js";
 export * from "./errors.js";
-export { IdempotencyEventType, type IdempotencyEvent, type IdempotencyEventSink } from "./events.js";
+export { IdempotencyEventType, type IdempotencyEvent } from "./events.js";
 export { IDEMPOTENCY_KEY_HEADER } from "./key.js";

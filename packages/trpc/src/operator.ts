@@ -4,10 +4,11 @@
  * batches, and releasing a lease by hand.
  */
 import type { ISql, Sql } from "postgres";
-import { IdempotencyEventType, type IdempotencyEventSink } from "./events.js";
+import { IdempotencyEventType } from "./events.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
 import { isLockTimeout } from "./transaction.js";
+import type { IdempotencyEventSink } from "./types.js";
 
 export type CleanupOptions = {
   batchSize?: number;

@@ -24,16 +24,10 @@ import { readIdempotencyKey } from "./key.js";
 import { runRecoverable } from "./recoverable.js";
 import { KeyState } from "./states.js";
 import type { KeyRow } from "./store.js";
-import type { IdempotencyRuntime, ProcedureOptions, StoredResponse } from "./types.js";
+import type { IdempotencyContext, IdempotencyRuntime, ProcedureOptions, StoredResponse } from "./types.js";
 
 /** A recoverable holder renews its lease for at most this many leases unless told otherwise (ProcedureOptions.maxHoldMs). */
 const MAX_HOLD_LEASES = 10;
-
-/** Where a transport picks up the exact stored bytes (REST sends them verbatim) and headers. */
-export type ResponseSink = { status?: number; body?: string; headers: Headers };
-
-/** What the middleware reads from the app's context: keys are scoped by tenant. */
-export type IdempotencyContext = { headers: Headers; tenant: { id: string }; response: ResponseSink };
 
 /** The status a stored success is replayed with: the REST route's (trpc-to-openapi style meta), else 200. */
 export type IdempotencyMeta = { rest?: { status?: number } };
@@ -74,7 +68,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
       maxHoldMs: o.maxHoldMs ?? MAX_HOLD_LEASES * o.leaseMs,
       waitMs: o.waitMs,
       limits: runtime.limits,
-      event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }),
+      event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }, ctx),
     };
   }
 

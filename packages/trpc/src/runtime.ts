@@ -12,8 +12,7 @@
 import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { ReservedSql, Sql } from "postgres";
-import type { IdempotencyEventSink } from "./events.js";
-import type { IdempotencyRuntime, ProcedureOptions, StoredResponse, TransactionLimits } from "./types.js";
+import type { IdempotencyEventSink, IdempotencyRuntime, ProcedureOptions, StoredResponse, TransactionLimits } from "./types.js";
 
 export type RuntimeOptions<TTx> = {
   /** The pool (postgres-js); each key transaction reserves one of its connections. */

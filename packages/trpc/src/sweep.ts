@@ -4,8 +4,8 @@
  * two at once. Stopping aborts a round in progress between batches.
  */
 import type { Sql } from "postgres";
-import type { IdempotencyEventSink } from "./events.js";
 import { deleteExpired, type CleanupOptions } from "./operator.js";
+import type { IdempotencyEventSink } from "./types.js";
 
 export type ExpirySweepOptions = Pick<CleanupOptions, "batchSize" | "dutyCycle"> & {
   sql: () => Sql;

@@ -1,7 +1,21 @@
 /** The shapes the middleware is configured with and hands to handlers. */
 import type { TRPCError } from "@trpc/server";
 import type { ReservedSql, Sql } from "postgres";
-import type { IdempotencyEventSink } from "./events.js";
+import type { IdempotencyEvent } from "./events.js";
+
+/** Where a transport picks up the exact stored bytes (REST sends them verbatim) and headers. */
+export type ResponseSink = { status?: number; body?: string; headers: Headers };
+
+/** What the middleware reads from the app's context: keys are scoped by tenant. */
+export type IdempotencyContext = { headers: Headers; tenant: { id: string }; response: ResponseSink };
+
+/**
+ * Where key events go. `request`: the context of the tRPC call the event
+ * belongs to, the very object the middleware was handed (the app's whole
+ * context, so a plug-in finds there what it placed for the call); none for
+ * the completer's and the expiry sweep's own events.
+ */
+export type IdempotencyEventSink = (event: IdempotencyEvent, request?: IdempotencyContext) => void;
 
 /**
  * The bounds every key transaction runs under, set with SET LOCAL right after
