@@ -7,10 +7,10 @@
  * with the call's tRPC context. `observeProcedure` places the request's
  * scope in that context; the app's one runtime (`observedSink`) files each
  * event under it, as a span event and as evidence for the outcome, and the
- * acquisition's and the handler's hooks find it there too. Nothing is made
- * per request but the scope: no runtime, no closures, and no
- * AsyncLocalStorage of its own (on Node.js 20 every store a request runs in
- * is carried over to each promise it makes). The outcome is decided once,
+ * acquisition's and the handler's hooks find it there too. A request gets
+ * its call and its scope, nothing else: no runtime, no closures, and no
+ * AsyncLocalStorage of the plug-in's own (on Node.js 20 every store a
+ * request runs in is carried over to each promise it makes). The outcome is decided once,
  * when the procedure answers, so every request is counted exactly once.
  *
  * A replay answered at once, the hot path, is one span: its decision and
