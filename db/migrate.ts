@@ -14,7 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import { migrate as migrateKeyTable } from "@exactly-once/trpc";
+import { migrate as migrateKeyTable, pendingMigrations as pendingKeyTableMigrations } from "@exactly-once/trpc";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres, { type Sql } from "postgres";
 
@@ -37,14 +37,16 @@ export async function runMigrations(url: string, folder = migrationsFolder): Pro
 export const SCHEMA_BEHIND = "database schema is behind: run npm run db:migrate";
 
 /**
- * Whether the database lacks a committed migration, by drizzle's own rule: a
- * migration is pending when it is newer than the newest one recorded as
- * applied. Plain reads, so it also works through a transaction pooler.
+ * Whether the database lacks a committed migration: one of the app's, by
+ * drizzle's own rule (pending when newer than the newest one recorded as
+ * applied), or one of the key table's, by the package's record. Plain
+ * reads, so it also works through a transaction pooler.
  */
 export async function schemaBehind(sql: Sql, folder = migrationsFolder): Promise<boolean> {
   const newest = Math.max(...readMigrationFiles({ migrationsFolder: folder }).map((m) => m.folderMillis));
   const [table] = await sql<{ present: boolean }[]>`select to_regclass('drizzle.__drizzle_migrations') is not null as present`;
   if (!table!.present) return true;
   const [applied] = await sql<{ newest: string | null }[]>`select max(created_at)::text as newest from drizzle.__drizzle_migrations`;
-  return applied!.newest === null || Number(applied!.newest) < newest;
+  if (applied!.newest === null || Number(applied!.newest) < newest) return true;
+  return (await pendingKeyTableMigrations(sql)).length > 0;
 }

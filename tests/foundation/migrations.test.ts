@@ -1,8 +1,9 @@
 /**
  * The committed migrations on an empty database: they apply, re-apply as a
  * no-op, and tolerate concurrent starters; a start that does not migrate
- * (MIGRATE_ON_START=false) refuses a schema that is behind, and
- * `npm run db:migrate` refuses a pooler.
+ * (MIGRATE_ON_START=false) refuses a schema that is behind, the app's or
+ * the key table's (the package's own migrations), and `npm run db:migrate`
+ * refuses a pooler.
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -62,22 +63,40 @@ describe("migrations", () => {
   });
 });
 
+/** A start that does not migrate refuses the database with one line; after `npm run db:migrate` it is up to date and a start works. */
+async function refusedUntilMigrated(url: string, check: postgres.Sql) {
+  expect(await schemaBehind(check)).toBe(true);
+  const refused = await cli("scripts/tenant.ts", ["create", "Too early"], { DATABASE_URL: url, MIGRATE_ON_START: "false" });
+  expect(refused.code).toBe(1);
+  expect(refused.stderr.trim().split("\n")).toEqual([SCHEMA_BEHIND]);
+
+  const migrated = await cli("scripts/migrate.ts", [], { DATABASE_URL: url, MIGRATE_ON_START: "false" });
+  expect(migrated).toMatchObject({ code: 0, stdout: "Migrations applied.\n" });
+  expect(await schemaBehind(check)).toBe(false);
+  const created = await cli("scripts/tenant.ts", ["create", "In time"], { DATABASE_URL: url, MIGRATE_ON_START: "false" });
+  expect(created.code, created.stderr).toBe(0);
+}
+
 describe("a start that does not migrate (MIGRATE_ON_START=false)", () => {
   it("refuses a database whose schema is behind with one line, and works once db:migrate has run", async () => {
     const url = await emptyDatabase("behind");
     const check = postgres(url, { max: 1, onnotice: () => {} });
     onTestFinished(() => check.end());
-    expect(await schemaBehind(check)).toBe(true);
+    await refusedUntilMigrated(url, check);
+  });
 
-    const refused = await cli("scripts/tenant.ts", ["create", "Too early"], { DATABASE_URL: url, MIGRATE_ON_START: "false" });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr.trim().split("\n")).toEqual([SCHEMA_BEHIND]);
-
-    const migrated = await cli("scripts/migrate.ts", [], { DATABASE_URL: url, MIGRATE_ON_START: "false" });
-    expect(migrated).toMatchObject({ code: 0, stdout: "Migrations applied.\n" });
+  it("refuses a key table that lacks one of the package's migrations (an upgrade nobody migrated), and works once db:migrate has run", async () => {
+    const url = await emptyDatabase("package");
+    await runMigrations(url);
+    const check = postgres(url, { max: 1, onnotice: () => {} });
+    onTestFinished(() => check.end());
     expect(await schemaBehind(check)).toBe(false);
-    const created = await cli("scripts/tenant.ts", ["create", "In time"], { DATABASE_URL: url, MIGRATE_ON_START: "false" });
-    expect(created.code, created.stderr).toBe(0);
+    // The key table as it was before the package's 0001: its column gone, and its record with it.
+    await check`alter table idempotency_keys drop column trace_id`;
+    await check`delete from exactly_once_migrations where name = '0001_trace_id.sql'`;
+    await refusedUntilMigrated(url, check);
+    const [column] = await check`select 1 from information_schema.columns where table_name = 'idempotency_keys' and column_name = 'trace_id'`;
+    expect(column).toBeDefined();
   });
 
   it("db:migrate refuses a pooler (DATABASE_POOLED=true) with one line, before it connects", async () => {

@@ -6,9 +6,10 @@
  * identical table — compared in the catalog: columns in order with their
  * types, nullability and defaults, constraints, indexes, storage parameters.
  * Also: a second run applies nothing, two migrators starting together apply
- * it once, and a schema of the app's choosing gets the same table.
+ * it once, a schema of the app's choosing gets the same table, and
+ * `pendingMigrations` names what a run would apply.
  */
-import { migrate as migrateKeyTable } from "@exactly-once/trpc";
+import { migrate as migrateKeyTable, pendingMigrations } from "@exactly-once/trpc";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate as migrateApp } from "drizzle-orm/postgres-js/migrator";
 import postgres, { type Sql } from "postgres";
@@ -82,7 +83,9 @@ describe("the package's baseline migration", () => {
 
   it("builds the identical table on an empty database", async () => {
     const empty = await emptyDatabase("empty");
+    expect(await pendingMigrations(empty)).toEqual(PACKAGE_MIGRATIONS);
     expect(await migrateKeyTable(empty)).toEqual(PACKAGE_MIGRATIONS);
+    expect(await pendingMigrations(empty)).toEqual([]);
     expect(await catalogOf(empty)).toEqual(appCatalog);
     expect(appCatalog.storage).toMatchObject({ options: ["fillfactor=80"] });
   });
@@ -97,6 +100,9 @@ describe("the package's baseline migration", () => {
   it("puts the table in the schema it is given, identical there", async () => {
     const empty = await emptyDatabase("schema");
     expect(await migrateKeyTable(empty, { schema: "eo_keys" })).toEqual(PACKAGE_MIGRATIONS);
+    expect(await pendingMigrations(empty, { schema: "eo_keys" })).toEqual([]);
+    // The record is in the schema too: `public` has none of it.
+    expect(await pendingMigrations(empty)).toEqual(PACKAGE_MIGRATIONS);
     expect(await catalogOf(empty, "eo_keys")).toEqual(appCatalog);
     expect(await empty`select to_regclass('public.idempotency_keys') as t`).toEqual([{ t: null }]);
   });

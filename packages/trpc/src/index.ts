@@ -11,7 +11,7 @@ export { createRuntime, type RuntimeOptions } from "./runtime.js";
 export type { AtomicHandle, IdempotencyContext, IdempotencyEventSink, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, ResponseSink, StoredResponse, TransactionLimits } from "./types.js";
 // The SET LOCAL of those limits, for the app's own transactions outside the middleware.
 export { setLocalLimits } from "./transaction.js";
-export { migrate, type MigrateOptions } from "./migrate.js";
+export { migrate, pendingMigrations, type MigrateOptions } from "./migrate.js";
 
 // Finishing keys whose client never came back, and deleting expired ones.
 export { completionPolicy, createCompleter, NotResumableError, settleWithinMs, type Completer, type CompleterOptions, type CompletionPolicy, type KeyOutcome, type Rerun, type RunOptions } from "./completer.js";

@@ -25,12 +25,14 @@ const folder = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "mi
 /** Any fixed number: the key under which concurrent migrators wait for each other. */
 const MIGRATE_LOCK = 7_313_022;
 
+/** The package's migrations, in the order they apply. */
+const migrationNames = async () => (await readdir(folder)).filter((name) => name.endsWith(".sql")).sort();
+
 /** Applies the package's pending migrations; returns the names it applied (none when up to date). */
 export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<string[]> {
   const schema = options.schema ?? "public";
-  const names = (await readdir(folder)).filter((name) => name.endsWith(".sql")).sort();
   const applied: string[] = [];
-  for (const name of names) {
+  for (const name of await migrationNames()) {
     const text = await readFile(path.join(folder, name), "utf8");
     const ran = await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(${MIGRATE_LOCK})`;
@@ -47,6 +49,22 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<s
     if (ran) applied.push(name);
   }
   return applied;
+}
+
+/**
+ * The package's migrations the database has not recorded as applied, in
+ * order: what `migrate` would apply. A start that does not migrate asks
+ * this to refuse a database its middleware's statements would fail on
+ * (say, a package upgrade whose migration nobody ran). Plain reads, so it
+ * also works through a transaction pooler.
+ */
+export async function pendingMigrations(sql: Sql, options: MigrateOptions = {}): Promise<string[]> {
+  const schema = options.schema ?? "public";
+  const names = await migrationNames();
+  const [record] = await sql<{ present: boolean }[]>`select to_regclass(${`${quoteIdent(schema)}.exactly_once_migrations`}) is not null as present`;
+  if (!record!.present) return names;
+  const applied = new Set((await sql<{ name: string }[]>`select name from ${sql(schema)}.exactly_once_migrations`).map((row) => row.name));
+  return names.filter((name) => !applied.has(name));
 }
 
 const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
