@@ -1,8 +1,12 @@
 /**
- * `npm start` (DATABASE_URL required): migrates, serves the app on PORT
- * (default 3000) and runs the completer and the expiry sweep, as the guide's
- * "Run the completer and the sweep" says.
+ * `npm start` (DATABASE_URL required): migrates, serves the app on
+ * HOST:PORT (127.0.0.1:3000 unless told otherwise: loopback, until you mean
+ * to face a network) and runs the completer and the expiry sweep, as the
+ * guide's "Run the completer and the sweep" says. SIGTERM or Ctrl-C
+ * (SIGINT) stops the loops, lets requests in flight answer and ends the
+ * pool; a second signal does not cut that short.
  */
+import type { AddressInfo } from "node:net";
 import { createCompleter, migrate, startExpirySweep } from "@exactly-once/trpc";
 import postgres from "postgres";
 import { createApp, createTables, databaseProvider } from "./app.js";
@@ -23,8 +27,18 @@ const completer = createCompleter({
 const loops = [completer.start(5_000), startExpirySweep({ sql: () => sql, everyMs: 60_000 })];
 
 const server = createServer(app.router);
-server.listen(Number(process.env.PORT ?? 3000));
-process.once("SIGTERM", () => {
+const host = process.env.HOST ?? "127.0.0.1";
+server.listen(Number(process.env.PORT ?? 3000), host, () => {
+  process.stdout.write(`listening on http://${host}:${(server.address() as AddressInfo).port}\n`);
+});
+
+let stopping = false;
+function stop() {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write("stopping: requests in flight answer first\n");
   for (const loop of loops) loop.stop();
   server.close(() => void sql.end());
-});
+}
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

@@ -8,7 +8,11 @@
  * - a process killed between its recovery point and the end (its charge
  *   went out, the answer never came back): the completer finishes it, calling
  *   the provider again with the same downstream key (one charge), and a
- *   client's retry afterwards gets the stored answer.
+ *   client's retry afterwards gets the stored answer;
+ * - `npm start` (src/main.ts) as a process of its own: it serves on
+ *   loopback, a payment's retry is a replay, and Ctrl-C stops it only once
+ *   the payment in flight has answered, a second Ctrl-C meanwhile
+ *   notwithstanding (exit 0).
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -139,5 +143,56 @@ describe("the example, exactly once", () => {
     assert.equal(await transfersFor(key), 1, "the first phase ran once");
     // The provider was called twice (the child's call and the resumed one) with one downstream key: one charge.
     assert.deepEqual(await chargesFor(key), { charges: 1, calls: 2 });
+  });
+
+  it("npm start: serves on loopback, a retry replays, and Ctrl-C lets the payment in flight answer, a second Ctrl-C notwithstanding", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, DATABASE_URL: db.url, PORT: "0" }, stdio: ["ignore", "pipe", "inherit"] });
+    const exited = once(child, "exit");
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const until = async (what: string) => {
+      for (let i = 0; i < 300 && !out.includes(what); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(out.includes(what), `it said "${what}"`);
+    };
+    await until("listening on");
+    const origin = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+    assert.match(origin ?? out, /^http:\/\/127\.0\.0\.1:\d+$/, "it listens on loopback");
+    const pay = (key: string) =>
+      fetch(`${origin}/pay`, { method: "POST", headers: { "content-type": "application/json", "Idempotency-Key": key }, body: JSON.stringify({ amount: 700, to: "acct_start" }) });
+
+    const key = `start-${Date.now()}`;
+    const first = await pay(key);
+    const again = await pay(key);
+    assert.deepEqual([first.status, again.status], [200, 200]);
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    assert.equal(await again.text(), await first.text());
+    assert.equal(await transfersFor(key), 1);
+
+    // A payment held in flight (its transfer waits on a table lock the test holds) while the server is told to stop, twice.
+    const barrier = await sql.reserve();
+    await barrier`begin`;
+    await barrier`lock table transfers in exclusive mode`;
+    const held = `held-${Date.now()}`;
+    const inFlight = pay(held);
+    try {
+      let waiting = 0;
+      for (let i = 0; i < 200 && waiting < 1; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        [{ n: waiting }] = await sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+      }
+      assert.equal(waiting, 1, "the payment waits on the table");
+      child.kill("SIGINT");
+      await until("stopping");
+      child.kill("SIGINT");
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(child.exitCode, null, "still running while the payment is in flight");
+    } finally {
+      await barrier`commit`;
+      barrier.release();
+    }
+    assert.equal((await inFlight).status, 200);
+    assert.equal(await transfersFor(held), 1);
+    const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
+    assert.deepEqual({ code, signal }, { code: 0, signal: null });
   });
 });
