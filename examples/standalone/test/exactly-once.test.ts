@@ -41,6 +41,16 @@ const chargesFor = async (key: string) => {
   return { ...row };
 };
 
+/** How many of this database's sessions wait on a lock, once `expected` of them do (or after 10 s). */
+async function lockWaiters(expected: number): Promise<number> {
+  let waiting = 0;
+  for (let i = 0; i < 200 && waiting < expected; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    [{ n: waiting }] = await sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+  }
+  return waiting;
+}
+
 before(async () => {
   db = await startDatabase();
   sql = postgres(db.url, { max: 30, onnotice: () => {} });
@@ -67,12 +77,7 @@ describe("the example, exactly once", () => {
     await barrier`lock table deposits in exclusive mode`;
     const pending = Promise.all(Array.from({ length: 20 }, () => post("deposit", key, { account: "acct_1", amount: 2500 })));
     try {
-      let waiting = 0;
-      for (let i = 0; i < 200 && waiting < 20; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        [{ n: waiting }] = await sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
-      }
-      assert.equal(waiting, 20, "the first request waits on the table, 19 duplicates on its key");
+      assert.equal(await lockWaiters(20), 20, "the first request waits on the table, 19 duplicates on its key");
     } finally {
       await barrier`commit`;
       barrier.release();
@@ -175,12 +180,7 @@ describe("the example, exactly once", () => {
     const held = `held-${Date.now()}`;
     const inFlight = pay(held);
     try {
-      let waiting = 0;
-      for (let i = 0; i < 200 && waiting < 1; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        [{ n: waiting }] = await sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
-      }
-      assert.equal(waiting, 1, "the payment waits on the table");
+      assert.equal(await lockWaiters(1), 1, "the payment waits on the table");
       child.kill("SIGINT");
       await until("stopping");
       child.kill("SIGINT");
