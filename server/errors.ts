@@ -94,6 +94,23 @@ export class StoredProblemError extends Error {
 
 const fieldName = (path: PropertyKey[]) => path.map(String).join(".") || "(body)";
 
+/**
+ * How many fields a 400 names at most: enough to fix a request, and a body
+ * of thousands of unknown fields cannot make the answer larger than itself.
+ */
+export const MAX_NAMED_FIELDS = 5;
+
+/** The first few errors and, past them, one line saying how many more there are. */
+export function fewErrors<E extends { field: string; message: string }>(errors: E[]): { field: string; message: string }[] {
+  if (errors.length <= MAX_NAMED_FIELDS) return errors;
+  const more = errors.length - MAX_NAMED_FIELDS;
+  return [...errors.slice(0, MAX_NAMED_FIELDS), { field: "(more)", message: `and ${more} more field${more === 1 ? "" : "s"}` }];
+}
+
+/** A list of fields for a detail line, as few as `fewErrors` keeps. */
+export const namedFields = (fields: string[]) =>
+  fields.length <= MAX_NAMED_FIELDS ? fields.join(", ") : `${fields.slice(0, MAX_NAMED_FIELDS).join(", ")} and ${fields.length - MAX_NAMED_FIELDS} more`;
+
 function validationProblem(error: z.ZodError): Problem {
   // An unknown field is named itself, not the object that holds it.
   const errors = error.issues.flatMap((i) =>
@@ -101,7 +118,8 @@ function validationProblem(error: z.ZodError): Problem {
       ? i.keys.map((key) => ({ field: fieldName([...i.path, key]), message: "is not a known field" }))
       : [{ field: fieldName(i.path), message: i.message }],
   );
-  return problemOf("validation", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+  const named = fewErrors(errors);
+  return problemOf("validation", named.map((e) => `${e.field}: ${e.message}`).join("; "), { errors: named });
 }
 
 function fromCause(cause: unknown): Problem | undefined {

@@ -62,6 +62,7 @@ export const PROBLEMS = {
   validation: { status: 400, about: "The request does not match the operation's schema: an unknown field, a missing or malformed one, text with NUL or invalid UTF-8, a field the path already gives, a malformed path.", members: { errors: member.errors } },
   "invalid-json": { status: 400, about: "The request body is not JSON.", members: { errors: member.errors } },
   "duplicate-key": { status: 400, about: "The JSON body (or the query string) names one field twice; the API does not pick one of them.", members: { errors: member.errors } },
+  "json-too-deep": { status: 400, about: "The JSON body nests arrays and objects more than 64 levels deep; refused in one pass over the text, before it is parsed.", members: { errors: member.errors } },
   "invalid-utf8": { status: 400, about: "The request body is not valid UTF-8; `errors` names the fields the bad bytes fall in.", members: { errors: member.errors } },
   "idempotency-key-missing": { status: 400, about: "The POST needs an `Idempotency-Key` header." },
   "idempotency-key-invalid": { status: 400, about: "The `Idempotency-Key` is not 1–255 visible ASCII characters (0x21–0x7E)." },

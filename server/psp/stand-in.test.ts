@@ -65,6 +65,15 @@ describe("the PSP stand-in", () => {
     expect(await charges()).toEqual([]);
   });
 
+  it("refuses a 1 MiB body of nested arrays in one pass, and keeps answering meanwhile", async () => {
+    const depth = 512 * 1024 - 1;
+    const deep = post("/charges", `${"[".repeat(depth)}0${"]".repeat(depth)}`, "k-deep");
+    const health = await call("GET", "/health");
+    expect(health.status).toBe(200);
+    expect(await deep).toMatchObject({ status: 400, json: { error: { type: "invalid_json", message: "The body nests more than 64 levels deep." } } });
+    expect(await charges()).toEqual([]);
+  });
+
   it("replays the original answer for a repeated key and charges once", async () => {
     const first = await post("/charges", order("acct_shop", { reference: "order-1" }), "k-replay");
     expect(first).toMatchObject({ status: 201, replayed: false });

@@ -21,6 +21,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
 import { hostAllowed } from "../edge/hosts";
+import { jsonShape, MAX_JSON_DEPTH } from "../json-shape";
 import { fingerprint } from "@exactly-once/trpc";
 import { continueProviderTrace } from "../observability/psp";
 import { openJournal } from "./journal";
@@ -158,6 +159,8 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
 function parseJson(raw: string): unknown {
   // An empty body is an empty object, so `capture` and `void` need no body at all.
   if (raw.trim() === "") return {};
+  // Checked before parsing: the webhook event it relays is stringified again, which recurses.
+  if (jsonShape(raw).tooDeep) throw new BadRequest(errorReply(400, "invalid_json", `The body nests more than ${MAX_JSON_DEPTH} levels deep.`));
   try {
     return JSON.parse(raw);
   } catch (cause) {

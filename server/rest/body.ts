@@ -4,6 +4,8 @@
  * - a type other than `application/json`: 415;
  * - more than MAX_BODY_BYTES: 413, counted while streaming (a missing or
  *   lying Content-Length changes nothing) and before any parsing;
+ * - JSON nested deeper than MAX_JSON_DEPTH: 400, found in one linear pass
+ *   before anything parses or walks the value (server/json-shape.ts);
  * - bytes that are not UTF-8: 400 naming the fields whose text they fall in;
  * - text that is not JSON: 400;
  * - an object with the same key twice: 400 naming it (JSON.parse would let
@@ -11,8 +13,9 @@
  * Fields the procedure does not know and NUL characters are the input
  * schema's to refuse (server/input.ts), since those apply to query strings too.
  */
-import { DomainError, type ProblemSlug } from "../errors";
+import { DomainError, fewErrors, namedFields, type ProblemSlug } from "../errors";
 import { findText } from "../input";
+import { jsonShape, MAX_JSON_DEPTH } from "../json-shape";
 
 /** Whether a request body is declared as JSON (`application/json`, parameters such as charset allowed). */
 export function isJsonContentType(headers: Headers): boolean {
@@ -46,6 +49,16 @@ async function readLimited(req: Request, limit: number): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
+const tooDeep = () =>
+  bodyError("json-too-deep", 400, `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, [
+    { field: "(body)", message: `nests more than ${MAX_JSON_DEPTH} levels deep` },
+  ]);
+
+/** A JSON text that reaches the app another way (tRPC's GET `input`): refused as a body would be when it nests too deep. */
+export function refuseDeepJson(text: string): void {
+  if (jsonShape(text).tooDeep) throw tooDeep();
+}
+
 const fieldPath = (path: (string | number)[]) => path.map(String).join(".") || "(body)";
 
 /** Text from UTF-8 bytes; invalid bytes are reported in the fields they appear in. */
@@ -56,53 +69,18 @@ function decodeUtf8(bytes: Uint8Array): string {
     // Decoded again with U+FFFD in place of each bad sequence, the fields holding one can be named.
     const lenient = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
     let fields = ["(body)"];
-    try {
-      const marked = findText(JSON.parse(lenient) as unknown, (text) => (text.includes("\uFFFD") ? "must be valid UTF-8 text" : undefined));
-      if (marked.length) fields = marked.map((d) => fieldPath(d.path));
-    } catch {
-      // Not JSON either: the body as a whole is named.
-    }
-    throw bodyError("invalid-utf8", 400, `The request body is not valid UTF-8 (${fields.join(", ")}).`, fields.map((field) => ({ field, message: "must be valid UTF-8 text" })));
-  }
-}
-
-/**
- * The first duplicate key in JSON text already known to be valid, with its
- * path. A small scanner: JSON.parse cannot tell, and its reviver sees only
- * the value that won.
- */
-export function duplicateKey(text: string): string | undefined {
-  type Frame = { keys: Set<string> | undefined; path: string[]; key?: string; index: number };
-  const stack: Frame[] = [];
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
-      const frame = stack[stack.length - 1];
-      if (expectKey && frame?.keys) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
-        if (frame.keys.has(key)) return [...frame.path, key].join(".");
-        frame.keys.add(key);
-        frame.key = key;
-        expectKey = false;
+    // Too deep to walk cheaply, or not JSON either: the body as a whole is named.
+    if (!jsonShape(lenient).tooDeep) {
+      try {
+        const marked = findText(JSON.parse(lenient) as unknown, (text) => (text.includes("\uFFFD") ? "must be valid UTF-8 text" : undefined));
+        if (marked.length) fields = marked.map((d) => fieldPath(d.path));
+      } catch {
+        // Not JSON: the body as a whole.
       }
-      i = j;
-    } else if (c === "{" || c === "[") {
-      const parent = stack[stack.length - 1];
-      const path = parent ? [...parent.path, parent.keys ? (parent.key ?? "") : String(parent.index)] : [];
-      stack.push({ keys: c === "{" ? new Set() : undefined, path, index: 0 });
-      expectKey = c === "{";
-    } else if (c === "}" || c === "]") {
-      stack.pop();
-    } else if (c === ",") {
-      const frame = stack[stack.length - 1];
-      if (frame?.keys) expectKey = true;
-      else if (frame) frame.index += 1;
     }
+    const errors = fields.map((field) => ({ field, message: "must be valid UTF-8 text" }));
+    throw new DomainError("invalid-utf8", 400, `The request body is not valid UTF-8 (${namedFields(fields)}).`, { errors: fewErrors(errors) });
   }
-  return undefined;
 }
 
 /**
@@ -115,15 +93,17 @@ export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promis
   }
   const text = decodeUtf8(await readLimited(req, limit));
   if (text.trim() === "") return { value: {}, text };
+  const shape = jsonShape(text);
+  if (shape.tooDeep) throw tooDeep();
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     throw bodyError("invalid-json", 400, "The request body is not valid JSON.", [{ field: "(body)", message: "not valid JSON" }]);
   }
-  const duplicate = duplicateKey(text);
-  if (duplicate !== undefined) {
-    throw bodyError("duplicate-key", 400, `The request body names ${duplicate} more than once.`, [{ field: duplicate, message: "appears more than once" }]);
+  if (shape.duplicate !== undefined) {
+    const field = shape.duplicate;
+    throw bodyError("duplicate-key", 400, `The request body names ${field} more than once.`, [{ field, message: "appears more than once" }]);
   }
   return { value, text };
 }

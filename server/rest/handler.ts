@@ -7,7 +7,7 @@
  * `Idempotent-Replayed: true`).
  */
 import type { ContextOptions } from "../context";
-import { DomainError, publicProblem } from "../errors";
+import { DomainError, fewErrors, namedFields, publicProblem } from "../errors";
 import { problemOf } from "../problems";
 import type { ResponseSink } from "@exactly-once/trpc";
 import type { ProcedureRegistry } from "../registry";
@@ -20,8 +20,8 @@ function queryFields(params: URLSearchParams): Record<string, string> {
   const names = [...params.keys()];
   const repeated = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
   if (repeated.length) {
-    throw new DomainError("duplicate-key", 400, `The query string names ${repeated.join(", ")} more than once.`, {
-      errors: repeated.map((field) => ({ field, message: "appears more than once" })),
+    throw new DomainError("duplicate-key", 400, `The query string names ${namedFields(repeated)} more than once.`, {
+      errors: fewErrors(repeated.map((field) => ({ field, message: "appears more than once" }))),
     });
   }
   return Object.fromEntries(params);

@@ -20,7 +20,7 @@ export function problemsOf(route: Route): ProblemSlug[] {
   return [
     "validation",
     "duplicate-key",
-    ...(post ? (["invalid-json", "invalid-utf8", "body-too-large", "unsupported-media-type"] as const) : []),
+    ...(post ? (["invalid-json", "json-too-deep", "invalid-utf8", "body-too-large", "unsupported-media-type"] as const) : []),
     ...(route.idempotent ? (["idempotency-key-missing", "idempotency-key-invalid", "idempotency-key-in-progress", "idempotency-lease-lost", "idempotency-key-mismatch"] as const) : []),
     route.rest.signed ? "invalid-signature" : "unauthorized",
     ...(route.params.length ? (["not-found"] as const) : []),

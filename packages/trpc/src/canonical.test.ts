@@ -1,7 +1,7 @@
 /** Properties of the canonical form: equivalent inputs hash alike, different inputs never collide. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, fingerprint, NotCanonicalizableError } from "./canonical.js";
+import { canonicalJson, fingerprint, MAX_FINGERPRINT_DEPTH, NotCanonicalizableError } from "./canonical.js";
 
 /** Any unicode, already in NFC (normalisation has its own test below). */
 const text = (maxLength?: number) => fc.string({ unit: "binary", maxLength }).map((s) => s.normalize("NFC"));
@@ -71,6 +71,25 @@ describe("canonicalJson", () => {
     for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 10n, () => 1, Symbol("s")]) {
       expect(() => canonicalJson({ x: bad })).toThrow(NotCanonicalizableError);
     }
+  });
+
+  it("names where it refused, with the path spelled as before", () => {
+    expect(() => canonicalJson({ a: [1, { b: Number.NaN }] })).toThrow("Cannot fingerprint NaN at .a[1].b");
+  });
+
+  it("walks 64 levels, refuses the 65th, and stays linear in size (32,000 levels refused at once)", () => {
+    const nest = (depth: number): unknown => {
+      let value: unknown = 1;
+      for (let i = 0; i < depth; i++) value = i % 2 ? [value] : { k: value };
+      return value;
+    };
+    expect(canonicalJson(nest(MAX_FINGERPRINT_DEPTH))).toContain("1");
+    expect(() => canonicalJson(nest(MAX_FINGERPRINT_DEPTH + 1))).toThrow(`nested more than ${MAX_FINGERPRINT_DEPTH} levels deep`);
+    // Far past any stack: refused at level 64 without walking the rest.
+    expect(() => canonicalJson(nest(32_000))).toThrow(NotCanonicalizableError);
+    // Wide is fine: 50,000 members in one object, a cost linear in them.
+    const wide = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, [i]]));
+    expect(canonicalJson(wide).length).toBeGreaterThan(50_000);
   });
 });
 

@@ -24,41 +24,68 @@ export class NotCanonicalizableError extends Error {
   }
 }
 
+/**
+ * How deep a fingerprinted input may nest. Far deeper than any procedure's
+ * input; it keeps the walk (which recurses) cheap and its stack short, so an
+ * input nobody validated cannot make hashing it the expensive part.
+ */
+export const MAX_FINGERPRINT_DEPTH = 64;
+
 export function canonicalJson(value: unknown): string {
-  return write(value, "");
+  return write(value, []);
 }
 
-function write(value: unknown, path: string): string {
+/**
+ * `at` is the path to `value`, one shared stack pushed and popped on the way
+ * down: the walk stays linear in the input's size, and the dotted path is
+ * spelled out only for the error that names it.
+ */
+function write(value: unknown, at: (string | number)[]): string {
+  const refuse = (what: string) => new NotCanonicalizableError(at.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join(""), what);
   if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
       return value ? "true" : "false";
     case "number":
-      if (!Number.isFinite(value)) throw new NotCanonicalizableError(path, String(value));
+      if (!Number.isFinite(value)) throw refuse(String(value));
       return JSON.stringify(Object.is(value, -0) ? 0 : value);
     case "string":
       return JSON.stringify(value.normalize("NFC"));
     case "object":
       break;
     default:
-      throw new NotCanonicalizableError(path, `a ${typeof value}`);
-  }
-  if (Array.isArray(value)) {
-    return `[${value.map((item, i) => (item === undefined ? "null" : write(item, `${path}[${i}]`))).join(",")}]`;
+      throw refuse(`a ${typeof value}`);
   }
   if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (at.length >= MAX_FINGERPRINT_DEPTH) throw refuse(`a value nested more than ${MAX_FINGERPRINT_DEPTH} levels deep`);
+  if (Array.isArray(value)) {
+    const items = value.map((item, i) => {
+      if (item === undefined) return "null";
+      at.push(i);
+      const text = write(item, at);
+      at.pop();
+      return text;
+    });
+    return `[${items.join(",")}]`;
+  }
   const entries: [string, unknown][] = [];
   const seen = new Set<string>();
   for (const [rawKey, item] of Object.entries(value)) {
     if (item === undefined) continue;
     const key = rawKey.normalize("NFC");
     // Two keys that differ only in normalisation would silently merge.
-    if (seen.has(key)) throw new NotCanonicalizableError(path, `two keys that normalise to "${key}"`);
+    if (seen.has(key)) throw refuse(`two keys that normalise to "${key}"`);
     seen.add(key);
     entries.push([key, item]);
   }
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${write(v, `${path}.${k}`)}`).join(",")}}`;
+  const members = entries.map(([k, v]) => {
+    at.push(k);
+    const text = `${JSON.stringify(k)}:${write(v, at)}`;
+    at.pop();
+    return text;
+  });
+  return `{${members.join(",")}}`;
 }
 
 export type Fingerprint = { request: string; hash: string };

@@ -3,7 +3,7 @@ import { checkAdminChange } from "@/server/admin/origin";
 import { appRouter, createContextInner, trpcEdge } from "@/server/app";
 import { DomainError, publicProblem } from "@/server/errors";
 import { instrument } from "@/server/observability";
-import { readJsonBody } from "@/server/rest/body";
+import { readJsonBody, refuseDeepJson } from "@/server/rest/body";
 import { problemResponse } from "@/server/rest/respond";
 import { responseMeta } from "./response-meta";
 
@@ -37,7 +37,11 @@ function tooLong(procedures: string[]): Response | undefined {
 
 async function GET(req: Request): Promise<Response> {
   try {
-    return tooLong(proceduresOf(req)) ?? (await handleWith()(req));
+    const refused = tooLong(proceduresOf(req));
+    if (refused) return refused;
+    // A query's input is JSON in the URL, walked by tRPC and zod like a body.
+    for (const input of new URL(req.url).searchParams.getAll("input")) refuseDeepJson(input);
+    return await handleWith()(req);
   } catch (error) {
     return refuse(error);
   }
