@@ -6,6 +6,10 @@
  * Request for TRACE and would log each one as a crash with a 500; Node's
  * parser refuses TRACK with a bare 400.
  *
+ * More than one `Idempotency-Key` field is a 400 here: Node.js joins the
+ * fields into one value (`k` and an empty one become `k,`), so past this
+ * point one key and two keys can look alike.
+ *
  * Who the client is, decided once per request at the socket, by TRUST_PROXY.
  *
  * Next.js fills `X-Forwarded-For` and `X-Forwarded-Host` only when a request
@@ -20,6 +24,7 @@
 import http from "node:http";
 import type { Duplex } from "node:stream";
 import type { TrustProxy } from "../env";
+import { IdempotencyKeyInvalidError } from "@exactly-once/trpc";
 import { DomainError, problemBody, publicProblem } from "../errors";
 
 const REFUSED_METHODS = new Set(["TRACE", "TRACK"]);
@@ -33,6 +38,16 @@ function refusedMethod(req: http.IncomingMessage, res: http.ServerResponse): boo
   if (!REFUSED_METHODS.has(method)) return false;
   res.writeHead(405, { "content-type": "application/problem+json", "cache-control": "no-store", allow: ALLOW }).end(methodProblem(method));
   // The request may carry a body nobody reads.
+  req.resume();
+  return true;
+}
+
+/** Answers a request with more than one Idempotency-Key field itself; true when it did. */
+function refusedKeyFields(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  if ((req.headersDistinct["idempotency-key"]?.length ?? 0) < 2) return false;
+  const error = new IdempotencyKeyInvalidError(0, "must be sent once; this request has more than one Idempotency-Key field");
+  const body = problemBody(publicProblem(error));
+  res.writeHead(400, { "content-type": "application/problem+json", "cache-control": "no-store", "content-length": Buffer.byteLength(body) }).end(body);
   req.resume();
   return true;
 }
@@ -90,7 +105,7 @@ export function installNodeEdge(trust: TrustProxy): void {
   http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
-      if (refusedMethod(req, res)) return true;
+      if (refusedMethod(req, res) || refusedKeyFields(req, res)) return true;
       normalise(req, trust);
     }
     if (event === "clientError" && refusedUnknownMethod(args[0] as NodeJS.ErrnoException, args[1] as Duplex)) return true;

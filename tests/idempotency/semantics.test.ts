@@ -71,6 +71,35 @@ describe("Idempotency-Key header", () => {
     const spaced = await post(tenant, "/t/atomic", body, '"two words"');
     expect(spaced.status).toBe(400);
   });
+
+  it.each([
+    ["parameters", (k: string) => [`"${k}";a=1`, `"${k}";a=2`]],
+    ["a boolean parameter", (k: string) => [`"${k}";p`]],
+    ["a list of two strings", (k: string) => [`"${k}", "${k}x"`]],
+    ["a list with a non-string member", (k: string) => [`"${k}", 1`]],
+    ["an inner list", (k: string) => [`("${k}")`]],
+    ["a malformed sf-string", (k: string) => [`"${k}`, `"${k}"x`]],
+  ])("a structured field that is not one plain sf-string (%s): 400 naming why; nothing claimed, the plain key still free", async (_label, spell) => {
+    const key = uniqueKey("sf-refused");
+    const body = { tag: key, amount: 4 };
+    for (const header of spell(key)) {
+      const res = await post(tenant, "/t/atomic", body, header);
+      expect(res.status, header).toBe(400);
+      expect(await res.json()).toMatchObject({ type: "/problems/idempotency-key-invalid", detail: expect.stringMatching(/Idempotency-Key header must (name one key|not carry|be one structured-field string)/) });
+    }
+    const n = await count(database().sql<{ count: number }[]>`select count(*)::int as count from idempotency_keys where tenant_id = ${tenant.id} and key like ${`${key}%`}`);
+    expect(n).toBe(0);
+    expect(await effectsFor(tenant.id, key)).toHaveLength(0);
+    expect((await post(tenant, "/t/atomic", body, `"${key}"`)).status).toBe(201);
+  });
+
+  it("a bare key is taken as sent, quotes and commas inside it included", async () => {
+    for (const key of [`${uniqueKey("q")}a"b`, `${uniqueKey("c")},`]) {
+      const res = await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key);
+      expect(res.status, key).toBe(201);
+      expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+    }
+  });
 });
 
 describe("first request and replay", () => {

@@ -27,8 +27,13 @@ export class IdempotencyKeyInvalidError extends IdempotencyError {
   readonly status = 400;
   readonly code = "BAD_REQUEST";
   readonly problem = "idempotency-key-invalid";
-  constructor(readonly length: number) {
-    super("The Idempotency-Key header must be 1 to 255 visible ASCII characters (0x21–0x7E).");
+  /** `reason`: what is wrong with a structured-field value; without it, the key's length or characters. */
+  constructor(readonly length: number, reason?: string) {
+    super(
+      reason
+        ? `The Idempotency-Key header ${reason}.`
+        : "The Idempotency-Key header must be 1 to 255 visible ASCII characters (0x21–0x7E).",
+    );
   }
 }
 

@@ -1,31 +1,45 @@
 /**
- * The `Idempotency-Key` header: 1–255 visible ASCII characters (0x21–0x7E),
- * sent bare (Stripe's form) or as an RFC 8941 structured-field string
- * (`"abc"`, as draft-ietf-httpapi-idempotency-key-header requires). Both forms
- * name the same key, so a client following either never gets two executions.
+ * The `Idempotency-Key` header: one key of 1–255 visible ASCII characters
+ * (0x21–0x7E), sent bare (Stripe's form) or as an RFC 8941 structured-field
+ * string (`"abc"`, as draft-ietf-httpapi-idempotency-key-header requires).
+ * Both forms name the same key, so a client following either never gets two
+ * executions.
+ *
+ * A value that starts with `"` or `(` is read as a structured field, and must
+ * then be exactly one sf-string without parameters: the draft allows no
+ * parameters, so `"k";a=1` and `"k";a=2` are refused rather than both taken
+ * for `k`, and a list (`"a", "b"`), an inner list or a malformed string is
+ * refused rather than guessed at. Any other value is a bare key, taken as
+ * sent (`a"b` included).
  */
-import { parseItem } from "structured-headers";
+import { parseList } from "structured-headers";
 import { IdempotencyKeyInvalidError, IdempotencyKeyMissingError } from "./errors.js";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 const VALID = /^[\x21-\x7E]{1,255}$/;
 
-/** The string inside a structured-field string; anything else (a bare key) is taken as sent. */
-function unquoted(value: string): string {
-  if (!value.startsWith('"')) return value;
+const NOT_ONE_STRING = "must be one structured-field string without parameters (\"abc\"), or a bare key (abc)";
+
+/** The string inside a structured-field string, or why the value is not one. */
+function structured(value: string): { key: string } | { refused: string } {
+  let members: ReturnType<typeof parseList>;
   try {
-    const [item] = parseItem(value);
-    return typeof item === "string" ? item : value;
+    members = parseList(value);
   } catch {
-    // Not a well-formed sf-string: a bare key that happens to start with a quote.
-    return value;
+    return { refused: NOT_ONE_STRING };
   }
+  if (members.length !== 1) return { refused: "must name one key, not a list" };
+  const [item, parameters] = members[0]!;
+  if (typeof item !== "string") return { refused: NOT_ONE_STRING };
+  if (parameters.size > 0) return { refused: "must not carry structured-field parameters" };
+  return { key: item };
 }
 
 export function readIdempotencyKey(headers: Headers): string {
   const raw = headers.get(IDEMPOTENCY_KEY_HEADER);
   if (raw === null) throw new IdempotencyKeyMissingError();
-  const value = unquoted(raw);
-  if (!VALID.test(value)) throw new IdempotencyKeyInvalidError(value.length);
-  return value;
+  const read = /^["(]/.test(raw) ? structured(raw) : { key: raw };
+  if ("refused" in read) throw new IdempotencyKeyInvalidError(raw.length, read.refused);
+  if (!VALID.test(read.key)) throw new IdempotencyKeyInvalidError(read.key.length);
+  return read.key;
 }
