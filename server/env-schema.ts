@@ -11,6 +11,15 @@ import { z } from "zod";
 /** Which peers are proxies: the last `hops` hops, or any peer among `addresses`. */
 export type TrustProxy = { hops: number } | { addresses: string[] };
 
+/** Whose `traceparent` is continued: nobody's (the default), everybody's, or the clients at these addresses. */
+export type TraceCallers = "none" | "all" | { addresses: string[] };
+
+/** Comma-separated IP addresses, or undefined when the text is not that. */
+function ipList(value: string): string[] | undefined {
+  const addresses = value.split(",").map((a) => a.trim()).filter(Boolean);
+  return addresses.length > 0 && addresses.every((a) => isIP(a) !== 0) ? addresses : undefined;
+}
+
 /** The admin password the run command uses when none is given (documented in the README). */
 export const DEMO_ADMIN_PASSWORD = "demo-admin";
 /** The webhook secret used when none is given: public, so a server using it stays on loopback. */
@@ -121,9 +130,28 @@ const schema = z.object({
       const value = v.trim();
       if (value === "false" || value === "") return { hops: 0 };
       if (/^\d+$/.test(value)) return { hops: Math.min(Number(value), 10) };
-      const addresses = value.split(",").map((a) => a.trim()).filter(Boolean);
-      if (addresses.every((a) => isIP(a) !== 0)) return { addresses };
+      const addresses = ipList(value);
+      if (addresses) return { addresses };
       ctx.addIssue({ code: "custom", message: 'must be "false", a number of hops, or comma-separated IP addresses' });
+      return z.NEVER;
+    }),
+  /**
+   * Whose W3C `traceparent` a request continues. "false" (default): nobody's; every request starts
+   * its own trace under OTEL_TRACES_SAMPLER_ARG, so a client can neither force its request to be
+   * recorded nor put a trace id of its choosing on a key. "true": every caller's (all callers are
+   * your own services). Addresses (comma-separated): the clients at these addresses, as TRUST_PROXY
+   * resolves them. `tracestate` and `baggage` are never passed on to the payment provider.
+   */
+  TRUST_TRACEPARENT: z
+    .string()
+    .default("false")
+    .transform((v, ctx): TraceCallers => {
+      const value = v.trim();
+      if (value === "false" || value === "") return "none";
+      if (value === "true") return "all";
+      const addresses = ipList(value);
+      if (addresses) return { addresses };
+      ctx.addIssue({ code: "custom", message: 'must be "false", "true", or comma-separated IP addresses' });
       return z.NEVER;
     }),
   /** A bearer token that lets a scraper off this machine read /api/metrics (loopback needs none); unset: loopback only. */

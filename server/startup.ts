@@ -42,7 +42,7 @@ const started: {
 /** Returns at once; `cannotStart` ends the process with one line if start-up fails. */
 export function startServer(cannotStart: (error: unknown) => void): void {
   markStarting(WAITING);
-  installNodeEdge(env.TRUST_PROXY);
+  installNodeEdge({ proxy: env.TRUST_PROXY, traceCallers: env.TRUST_TRACEPARENT });
   let stopping = false;
   /** Stops what has started; exits with `code`, or returns for the caller to exit. */
   const stop = async (signal: NodeJS.Signals | "failure", code: number | undefined) => {

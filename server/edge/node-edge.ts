@@ -20,12 +20,18 @@
  * and `X-Forwarded-Host`/`-Proto` survive only from a trusted proxy (Next.js
  * then puts the real Host there). Everything downstream reads the first
  * `X-Forwarded-For` value and can believe it.
+ *
+ * A caller's trace fields (`traceparent`, `tracestate`, `baggage`) survive
+ * only from a caller TRUST_TRACEPARENT names: Next.js continues whatever
+ * trace a request carries, so a field that is not believed is removed here,
+ * before it could force a recording or name the trace on a key.
  */
 import http from "node:http";
 import type { Duplex } from "node:stream";
-import type { TrustProxy } from "../env";
+import type { TraceCallers, TrustProxy } from "../env";
 import { IdempotencyKeyInvalidError } from "@exactly-once/trpc";
 import { DomainError, problemBody, publicProblem } from "../errors";
+import { continuesCallerTrace, TRACE_HEADERS } from "../observability/trace-callers";
 
 const REFUSED_METHODS = new Set(["TRACE", "TRACK"]);
 
@@ -80,15 +86,19 @@ export function resolveClient(peer: string, forwardedFor: string | undefined, tr
   return { client: chain[i]!, viaTrustedProxy: trusted(peer) };
 }
 
-function normalise(req: http.IncomingMessage, trust: TrustProxy): void {
+/** Who is believed about what: TRUST_PROXY about the client and host, TRUST_TRACEPARENT about the trace. */
+export type EdgeTrust = { proxy: TrustProxy; traceCallers: TraceCallers };
+
+function normalise(req: http.IncomingMessage, trust: EdgeTrust): void {
   const header = req.headers["x-forwarded-for"];
   const forwardedFor = Array.isArray(header) ? header.join(",") : header;
-  const { client, viaTrustedProxy } = resolveClient(req.socket.remoteAddress ?? "unknown", forwardedFor, trust);
+  const { client, viaTrustedProxy } = resolveClient(req.socket.remoteAddress ?? "unknown", forwardedFor, trust.proxy);
   req.headers["x-forwarded-for"] = client;
   if (!viaTrustedProxy) {
     delete req.headers["x-forwarded-host"];
     delete req.headers["x-forwarded-proto"];
   }
+  if (!continuesCallerTrace(trust.traceCallers, client)) for (const name of TRACE_HEADERS) delete req.headers[name];
 }
 
 const patched = globalThis as typeof globalThis & { __nodeEdgeInstalled?: boolean };
@@ -98,7 +108,7 @@ const patched = globalThis as typeof globalThis & { __nodeEdgeInstalled?: boolea
  * Next.js offers no hook before its own request handling, so the server's
  * `request` event is where it goes.
  */
-export function installNodeEdge(trust: TrustProxy): void {
+export function installNodeEdge(trust: EdgeTrust): void {
   if (patched.__nodeEdgeInstalled) return;
   patched.__nodeEdgeInstalled = true;
   const emit = http.Server.prototype.emit;

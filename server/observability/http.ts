@@ -1,7 +1,7 @@
 /**
- * The HTTP edge of a route handler: a server span per request (continuing a
- * `traceparent` the caller sent, or under Next.js's own request span when
- * Next.js traces) and `http_server_request_duration_seconds` by method,
+ * The HTTP edge of a route handler: a server span per request (under
+ * Next.js's own request span when Next.js traces; continuing a caller's
+ * `traceparent` only when TRUST_TRACEPARENT believes that caller) and `http_server_request_duration_seconds` by method,
  * route and status, as OpenTelemetry's HTTP semantic conventions name them.
  * The route is the handler's file route, never the path a client sent.
  */
@@ -9,9 +9,13 @@ import { context, propagation, SpanKind, SpanStatusCode, trace, type TextMapGett
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from "@opentelemetry/semantic-conventions";
 import { metrics } from "./metrics";
 import { observing } from "./switch";
+import { continuesCallerTrace, traceCallers } from "./trace-callers";
 import { tracer } from "./tracing";
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** The client as the edge resolved it (the first X-Forwarded-For value); unknown without the edge. */
+const clientAddress = (headers: Headers) => headers.get("x-forwarded-for")?.split(",")[0]?.trim() || undefined;
 
 const fromHeaders: TextMapGetter<Headers> = {
   get: (carrier, key) => carrier.get(key) ?? undefined,
@@ -23,7 +27,7 @@ export function observeHttp(route: string, handler: (req: Request) => Promise<Re
     if (!observing()) return handler(req);
     // Semantic conventions: a method outside the known set is "_OTHER", so a client cannot mint label values.
     const method = KNOWN_METHODS.has(req.method) ? req.method : "_OTHER";
-    const parent = trace.getActiveSpan() ? context.active() : propagation.extract(context.active(), req.headers, fromHeaders);
+    const parent = trace.getActiveSpan() || !continuesCallerTrace(traceCallers(), clientAddress(req.headers)) ? context.active() : propagation.extract(context.active(), req.headers, fromHeaders);
     const attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_HTTP_ROUTE]: route };
     return tracer().startActiveSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent, async (span) => {
       const started = performance.now();

@@ -13,6 +13,8 @@ import { observeHttp } from "./http";
 import { countFromZero, observeAcquisition, observeHandler, observedSink, observeProcedure } from "./procedure";
 import { observedProviderFetch } from "./psp";
 import { recordedTraceId, startTracing } from "./tracing";
+import { setTraceCallers } from "./trace-callers";
+import type { TraceCallers } from "../env";
 
 const t = initTRPC.create();
 
@@ -47,7 +49,8 @@ export const instrument = {
 };
 
 /** Tracing for this process when an OTLP endpoint is configured, and the dashboard's five-minute window of the counters. */
-export function startObservability(options: { serviceName: string; otlpEndpoint?: string; sampleRatio?: number }): boolean {
+export function startObservability(options: { serviceName: string; otlpEndpoint?: string; sampleRatio?: number; traceCallers: TraceCallers }): boolean {
   startHealthWindow();
+  setTraceCallers(options.traceCallers);
   return startTracing({ serviceName: options.serviceName, endpoint: options.otlpEndpoint, sampleRatio: options.sampleRatio });
 }

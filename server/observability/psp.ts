@@ -41,7 +41,10 @@ export function observedProviderFetch(inner: typeof fetch): typeof fetch {
     const parent = context.active();
     const span = tracer().startSpan(`psp ${operation}`, { kind: SpanKind.CLIENT, attributes }, parent);
     const headers = Object.fromEntries(new Headers(init?.headers).entries());
-    propagation.inject(trace.setSpan(parent, span), headers);
+    // Only `traceparent` goes to the provider: a caller's `tracestate` (kept on a continued trace) is its vendors' business, not the provider's.
+    const carrier: Record<string, string> = {};
+    propagation.inject(trace.setSpan(parent, span), carrier);
+    if (carrier.traceparent) headers.traceparent = carrier.traceparent;
     return send(inner, input, { ...init, headers }, span, operation);
   };
 }

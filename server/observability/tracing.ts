@@ -10,6 +10,7 @@
  * tests pass an exporter of their own (in memory).
  */
 import { trace, TraceFlags, type Tracer } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type SpanExporter } from "@opentelemetry/sdk-trace-node";
@@ -22,9 +23,10 @@ type TracingOptions = {
   /** Spans go here, each as it ends (tests: an in-memory exporter). */
   exporter?: SpanExporter;
   /**
-   * The share of new traces recorded (1: all). A trace a caller started is
-   * recorded when the caller recorded it (its `traceparent` flag), so one
-   * payment is always whole or absent across the app and the provider.
+   * The share of new traces recorded (1: all). A trace continued from a
+   * trusted caller (TRUST_TRACEPARENT) is recorded when the caller recorded
+   * it (its `traceparent` flag), so one payment is always whole or absent
+   * across the services and the provider.
    */
   sampleRatio?: number;
 };
@@ -44,7 +46,8 @@ export function startTracing(options: TracingOptions): boolean {
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio ?? 1) }),
     spanProcessors: processors,
   });
-  provider.register();
+  // Trace context only: W3C Baggage is never read from a caller nor sent on (the default propagator does both).
+  provider.register({ propagator: new W3CTraceContextPropagator() });
   holder.__eoTracing = provider;
   return true;
 }

@@ -1,5 +1,7 @@
 /**
- * One payment is one trace: the client's `traceparent` is continued by the
+ * One payment is one trace across services: with the client trusted
+ * (TRUST_TRACEPARENT names it; nobody is by default, see caller-trace.test.ts),
+ * the client's `traceparent` is continued by the
  * app's HTTP span, the tRPC procedure, the key's acquisition and the
  * handler, the provider call, and the provider stand-in, which reads the
  * `traceparent` the app sent. The spans land in an in-memory exporter; the
@@ -17,12 +19,15 @@ import { completer } from "../../server/app";
 import { flushEvents } from "../../server/keys/events";
 import { traceFields } from "../../server/observability/log";
 import { startTracing, tracer } from "../../server/observability/tracing";
+import { setTraceCallers } from "../../server/observability/trace-callers";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, PAYMENT } from "../payments/support";
 import { standInInThisProcess } from "./stand-in";
 
 const exporter = new InMemorySpanExporter();
 startTracing({ serviceName: "exactly-once-test", exporter });
+// The client here is one of the deployment's own services.
+setTraceCallers("all");
 
 standInInThisProcess({ slowMs: 50 });
 
