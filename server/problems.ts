@@ -83,6 +83,7 @@ export const PROBLEMS = {
   "idempotency-key-in-progress": { status: 409, about: "A request with this key is still running; retry with the same key after `Retry-After` seconds.", members: { retryAfter: member.retryAfter } },
   "idempotency-lease-lost": { status: 409, about: "This attempt lost its key to a newer one; retry to get that attempt's result.", members: { retryAfter: member.retryAfter } },
   "key-busy": { status: 409, about: "An operator action on a key a request is working on (not part of /api/v1).", members: { tenantId: member.tenantId, key: member.key } },
+  "lab-calls-used-up": { status: 422, about: "The failure lab's naive run has sent every checkout its scenario needs (not part of /api/v1)." },
   "lab-no-payment": { status: 409, about: "The failure lab's run has no payment yet (not part of /api/v1)." },
   "body-too-large": { status: 413, about: "The request body is over 64 KiB; refused while it is read, before any parsing." },
   "batch-too-long": { status: 413, about: "A tRPC batch with too many calls (not part of /api/v1)." },

@@ -10,11 +10,12 @@ import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { payments, PaymentStatus, products, refunds } from "../../db/schema";
-import { PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
+import { DomainError, PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
 import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { psp } from "../payments/provider";
-import { addNaivePayment, type LabRun } from "./runs";
+import { takeNaiveCall, type LabRun } from "./runs";
+import { naiveCallsOf } from "./scenarios";
 
 export type NaiveCart = { items: { sku: string; quantity: number }[]; destination: string };
 
@@ -24,8 +25,10 @@ export async function naivePay(db: Db, run: LabRun, tenantId: string, cart: Naiv
   const amountMinor = cart.items.reduce((sum, i) => sum + (price.get(i.sku)?.priceMinor ?? 0) * i.quantity, 0);
   const currency = found[0]?.currency ?? "EUR";
   const paymentId = newId("pay");
+  if (!(await takeNaiveCall(run, paymentId))) {
+    throw new DomainError("lab-calls-used-up", 422, `This naive run has sent the ${naiveCallsOf(run.scenario)} checkout(s) its scenario needs; start a new run.`);
+  }
   await db.insert(payments).values({ id: paymentId, tenantId, status: PaymentStatus.Pending, amountMinor, currency, destination: cart.destination, capture: "automatic" });
-  await addNaivePayment(run, paymentId);
 
   // The lab's provider decorator stops this worker here in a crash run, as it does the protected checkout's.
   const result = await psp().charge({ amount: amountMinor, currency, destination: cart.destination, capture: true, reference: paymentId }, randomUUID());

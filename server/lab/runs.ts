@@ -18,7 +18,7 @@ import { randomBytes } from "node:crypto";
 import { database } from "../../db/client";
 import { DomainError } from "../errors";
 import { logger } from "../logger";
-import { scenarioById, type LabFaults, type LabScenario, type LabTarget } from "./scenarios";
+import { naiveCallsOf, scenarioById, type LabFaults, type LabScenario, type LabTarget } from "./scenarios";
 
 export const Lane = { Browser: "browser", Completer: "completer", App: "app", Database: "database", Provider: "provider" } as const;
 export type Lane = (typeof Lane)[keyof typeof Lane];
@@ -149,8 +149,13 @@ export async function countRequest(run: LabRun): Promise<number> {
   return row!.requests;
 }
 
-export async function addNaivePayment(run: LabRun, paymentId: string): Promise<void> {
-  await database().sql`update lab_runs set naive_payment_ids = array_append(naive_payment_ids, ${paymentId}) where id = ${run.id}`;
+/** Books one of the run's naive calls for `paymentId`, in one statement so parallel calls cannot overrun; false once they are used up. */
+export async function takeNaiveCall(run: LabRun, paymentId: string): Promise<boolean> {
+  const taken = await database().sql`
+    update lab_runs set naive_payment_ids = array_append(naive_payment_ids, ${paymentId})
+    where id = ${run.id} and cardinality(naive_payment_ids) < ${naiveCallsOf(run.scenario)}
+    returning id`;
+  return taken.length > 0;
 }
 
 export async function naivePaymentIdsOf(run: LabRun): Promise<string[]> {

@@ -137,5 +137,15 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
 
 export const scenarioById = (id: string): LabScenario | undefined => LAB_SCENARIOS.find((s) => s.id === id);
 
+/**
+ * How many checkouts a naive run of the scenario sends: one per client, and
+ * a retry after a failure. The twin has no key, so nothing makes it answer
+ * 409 and the browser never sends more; the server refuses any call past it.
+ */
+export function naiveCallsOf(scenario: LabScenario): number {
+  if (scenario.plan.kind === "together") return scenario.plan.clients;
+  return scenario.plan.kind === "retry-after-failure" ? 2 : 1;
+}
+
 /** The Idempotency-Key of a lab run's checkout: one per run, so its rows are found by it. */
 export const labKeyOf = (runId: string) => `lab-${runId}`;

@@ -101,6 +101,29 @@ describe("demo mode on", () => {
   });
 });
 
+describe("the naive twin's calls", () => {
+  it("answers at most the checkouts its scenario sends: 40 at once on a five-clicks run charge five, the rest are 422", async () => {
+    env.DEMO_MODE = true;
+    const started = await post("lab.start", { scenario: "five-clicks", target: "naive" });
+    const { runId } = JSON.parse(await started.text()).result.data as { runId: string };
+    const body = await cart();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const calls = Array.from({ length: 40 }, async () => {
+      await gate;
+      return post("lab.naivePay", body, { [LAB_RUN_HEADER]: runId });
+    });
+    release();
+    const statuses = (await Promise.all(calls)).map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(5).fill(200), ...Array(35).fill(422)]);
+    const row = await runRow(runId);
+    expect(row?.naive_payment_ids).toHaveLength(5);
+    const report = await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
+    const { counts } = JSON.parse(await report.text()).result.data as { counts: Record<string, unknown> };
+    expect(counts).toMatchObject({ payments: 5, providerCharges: 5, chargeMovements: 5 });
+  });
+});
+
 describe("the environment", () => {
   const load = (extra: Record<string, string>) => {
     const { ADMIN_PASSWORD: _unset, DEMO_MODE: _off, ...inherited } = process.env;
