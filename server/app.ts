@@ -34,6 +34,7 @@ import { paymentsRouter } from "./payments/_router";
 import { createRegistry } from "./registry";
 import { createRestHandler } from "./rest/handler";
 import { openApiDocument as documentOf } from "./rest/openapi";
+import { createTenantLimits } from "./tenants/limits";
 import { tenantById, tenantForToken } from "./tenants/service";
 import { createCallerFactory, router } from "./trpc";
 import { webhooksRouter } from "./webhooks/_router";
@@ -88,10 +89,12 @@ const auth: AppServices["auth"] = {
   readOnlyReason: ({ operator }) => (operator.role === OperatorRole.Operator ? undefined : `Operator ${operator.name} may only read (role ${operator.role}).`),
 };
 
+const limits = createTenantLimits(database, { requestsPerMinute: env.TENANT_REQUESTS_PER_MINUTE, maxLiveKeys: env.TENANT_MAX_LIVE_KEYS });
+
 /** A request's context. Pure apart from the open pool: tests call it directly with a tenant. */
 export async function createContextInner(options: ContextOptions = {}): Promise<Context> {
   const { db, sql } = database();
-  return contextOf({ db, sql, log: logger, keys: lab.keysRuntime(idempotencyRuntime), auth, completer }, options);
+  return contextOf({ db, sql, log: logger, keys: lab.keysRuntime(idempotencyRuntime), auth, completer, limits }, options);
 }
 
 /** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */

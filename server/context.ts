@@ -10,6 +10,7 @@ import type { AdminSession } from "./admin/session";
 import type { IdempotencyRuntime, ResponseSink } from "@exactly-once/trpc";
 import type { Completer } from "./keys/completer";
 import type { Logger } from "./logger";
+import type { TenantLimits } from "./tenants/limits";
 
 export type Tenant = { id: string; name: string };
 
@@ -33,6 +34,8 @@ export type AppServices = {
   };
   /** Finishes keys whose client went away ("Resume now", the lab's rounds). */
   completer: Completer;
+  /** Each tenant's request budget and key cap, taken by requests from outside (a token, the storefront). */
+  limits: TenantLimits;
 };
 
 export type ContextOptions = {

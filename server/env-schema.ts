@@ -154,6 +154,20 @@ const schema = z.object({
       ctx.addIssue({ code: "custom", message: 'must be "false", "true", or comma-separated IP addresses' });
       return z.NEVER;
     }),
+  /**
+   * Each tenant's budget of consequential requests (the idempotent POSTs, counted per tenant in
+   * PostgreSQL so every instance shares it) per minute; past it a 429 with Retry-After until the
+   * minute is over. 0 turns the budget off. Generous by default: a runaway client or a stolen
+   * token cannot flood the database, an ordinary integration never meets it.
+   */
+  TENANT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(3_000),
+  /**
+   * The most unexpired idempotency keys one tenant may hold (each keeps a stored answer for
+   * IDEMPOTENCY_TTL_MS); past it new consequential requests get a 429 until keys expire. Counted
+   * at most every 10 s per instance, so the cap holds within a few seconds' worth of requests.
+   * 0 turns the cap off.
+   */
+  TENANT_MAX_LIVE_KEYS: z.coerce.number().int().min(0).default(1_000_000),
   /** A bearer token that lets a scraper off this machine read /api/metrics (loopback needs none); unset: loopback only. */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** Where traces go over OTLP/HTTP (an OpenTelemetry collector's base URL); unset: tracing is off. */

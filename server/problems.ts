@@ -103,6 +103,8 @@ export const PROBLEMS = {
   "mixed-currencies": { status: 422, about: "An order's items are priced in more than one currency." },
   "key-not-recoverable": { status: 422, about: "Only an in-progress key can be recovered (not part of /api/v1).", members: { tenantId: member.tenantId, key: member.key } },
   "key-not-resumable": { status: 422, about: "The key cannot be resumed by the server (not part of /api/v1).", members: { tenantId: member.tenantId, key: member.key } },
+  "too-many-requests": { status: 429, about: "The tenant has used its budget of consequential requests for this minute (TENANT_REQUESTS_PER_MINUTE); retry after `Retry-After` with the same Idempotency-Key: nothing was claimed.", members: { retryAfter: member.retryAfter } },
+  "key-quota-exceeded": { status: 429, about: "The tenant holds as many unexpired idempotency keys as it may (TENANT_MAX_LIVE_KEYS); new keys are taken again once old ones expire. Nothing was claimed.", members: { retryAfter: member.retryAfter } },
   "too-many-sign-ins": { status: 429, about: "Too many admin sign-ins (not part of /api/v1).", members: { retryAfter: member.retryAfter } },
   "too-many-lab-runs": { status: 429, about: "Too many failure-lab runs (not part of /api/v1).", members: { retryAfter: member.retryAfter } },
   internal: { status: 500, about: "An unexpected failure. Nothing about its cause is shown; the server logged it under `requestId`.", members: { requestId: member.requestId } },

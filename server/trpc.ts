@@ -21,7 +21,7 @@
 import { initTRPC } from "@trpc/server";
 import type { z } from "zod";
 import { isDatabaseUnavailable } from "../db/availability";
-import type { Context } from "./context";
+import type { Context, Tenant } from "./context";
 import type { Meta } from "./meta";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "@exactly-once/trpc";
@@ -58,14 +58,24 @@ export const publicProcedure = t.procedure.use(instrument.procedure).use(async (
   return result;
 });
 
-export const tenantProcedure = publicProcedure.use(async ({ ctx, next }) => {
+/**
+ * A consequential request from outside takes from its tenant's budget and key
+ * cap before anything is claimed; the server's own callers (pages, the
+ * completer, tests) come with their tenant set and are not counted.
+ */
+async function admitted(ctx: Context, meta: Meta | undefined, tenant: Tenant): Promise<Tenant> {
+  if (meta?.idempotent) await ctx.limits.admit(tenant.id).catch((error: unknown) => Promise.reject(toTRPCError(error)));
+  return tenant;
+}
+
+export const tenantProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
   if (ctx.tenant) return next({ ctx: { tenant: ctx.tenant } });
   const token = bearerToken(ctx.headers);
   const tenant = token ? await ctx.auth.tenantForToken(token) : undefined;
   if (!tenant) {
     throw toTRPCError(new DomainError("unauthorized", 401, "A valid API token is required: Authorization: Bearer <token>."));
   }
-  return next({ ctx: { tenant } });
+  return next({ ctx: { tenant: await admitted(ctx, meta, tenant) } });
 });
 
 export type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> };
@@ -102,10 +112,10 @@ const idempotency = instrument.procedures(createIdempotencyProcedures((ctx: Tena
  * mode, else only one a deployment names on purpose); with none the
  * storefront is off (404). Only the storefront procedures use this.
  */
-export const storefrontProcedure = publicProcedure.use(async ({ ctx, next }) => {
+export const storefrontProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
   const tenant = await ctx.auth.storefrontTenant();
   if (!tenant) throw toTRPCError(new DomainError("storefront-off", 404, "The storefront is off on this server."));
-  return next({ ctx: { tenant } });
+  return next({ ctx: { tenant: ctx.tenant ? tenant : await admitted(ctx, meta, tenant) } });
 });
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */

@@ -77,3 +77,10 @@ export const adminSignInLimits = pgTable("admin_sign_in_limits", {
   points: integer("points").notNull(),
   expire: timestamp("expire", { withTimezone: true, mode: "date" }),
 });
+
+/** The per-tenant request budget's counters (rate-limiter-flexible's Drizzle store), shared by every instance. */
+export const tenantRequestLimits = pgTable("tenant_request_limits", {
+  key: text("key").primaryKey(),
+  points: integer("points").notNull(),
+  expire: timestamp("expire", { withTimezone: true, mode: "date" }),
+});

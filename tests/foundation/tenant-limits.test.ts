@@ -1,0 +1,76 @@
+/**
+ * Limits per tenant: a budget of consequential requests per minute, counted
+ * in PostgreSQL so every instance shares it, and a cap on the keys a tenant
+ * holds. Both refuse with a 429 and Retry-After before anything is claimed;
+ * reads, other tenants and the server's own callers are not counted.
+ */
+import { randomUUID } from "node:crypto";
+import { describe, expect, it, vi } from "vitest";
+import { database } from "../../db/client";
+import { DomainError } from "../../server/errors";
+import { createTenantLimits } from "../../server/tenants/limits";
+import { createCaller, createContextInner } from "../../server/app";
+import { PAYMENT, pay } from "../payments/support";
+import { seedKeys } from "../admin/support";
+import { api, barrier, newKey, newTenant } from "../support/api";
+
+const BUDGET = 3;
+vi.mock("../../server/env", async (original) => {
+  const actual = await original<typeof import("../../server/env")>();
+  return { ...actual, env: { ...actual.env, TENANT_REQUESTS_PER_MINUTE: 3, TENANT_MAX_LIVE_KEYS: 0 } };
+});
+
+const refusal = (error: unknown) => (error instanceof DomainError ? { slug: error.slug, retryAfter: error.extensions.retryAfter } : error);
+
+describe("the request budget", () => {
+  it("admits exactly its points out of 20 at once, across two instances' limiters, per tenant", async () => {
+    const prefix = `test-${randomUUID()}`;
+    // Two instances: two limiters over one table.
+    const [one, two] = [createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0 }, prefix), createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0 }, prefix)];
+    const ready = barrier(20);
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        await ready();
+        return (i % 2 ? one : two).admit("tenant-a").then(() => "admitted", refusal);
+      }),
+    );
+    expect(outcomes.filter((o) => o === "admitted")).toHaveLength(5);
+    for (const refused of outcomes.filter((o) => o !== "admitted")) expect(refused).toEqual({ slug: "too-many-requests", retryAfter: expect.any(Number) });
+    const waits = outcomes.flatMap((o) => (typeof o === "object" && o && "retryAfter" in o ? [o.retryAfter as number] : []));
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(1);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(60);
+    // Another tenant has a budget of its own.
+    await expect(one.admit("tenant-b")).resolves.toBeUndefined();
+  });
+
+  it("over REST: the fourth payment in a minute is a 429 with Retry-After, and nothing of it is claimed or charged", async () => {
+    const tenant = await newTenant("budget-rest");
+    for (let n = 0; n < BUDGET; n++) expect((await pay(tenant, newKey())).status).toBe(201);
+    // Reads are not consequential: they never count.
+    expect((await api(tenant).get("/v1/payments?limit=1")).status).toBe(200);
+    const key = newKey("over-budget");
+    const refused = await pay(tenant, key);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ type: "/problems/too-many-requests", status: 429 });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    const { sql } = database();
+    expect(await sql`select 1 from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`).toHaveLength(0);
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from payments where tenant_id = ${tenant.id}`;
+    expect(row!.n).toBe(BUDGET);
+    // Another tenant is unaffected, and so are the server's own callers (pages, the completer) of this one.
+    expect((await pay(await newTenant("budget-other"), newKey())).status).toBe(201);
+    const own = createCaller(await createContextInner({ tenant }));
+    await expect(own.payments.create({ ...PAYMENT })).rejects.toThrow(/Idempotency-Key/);
+  });
+});
+
+describe("the key cap", () => {
+  it("counts the keys a tenant holds, not those past their retention, and refuses at the cap with key-quota-exceeded", async () => {
+    const tenant = await newTenant("key-cap");
+    await seedKeys(tenant.id, [{ key: newKey() }, { key: newKey() }, { key: newKey(), expiresInSeconds: -5 }]);
+    const capped = (maxLiveKeys: number) => createTenantLimits(database, { requestsPerMinute: 0, maxLiveKeys }, `test-${randomUUID()}`);
+    await expect(capped(3).admit(tenant.id)).resolves.toBeUndefined();
+    await expect(capped(2).admit(tenant.id).catch(refusal)).resolves.toEqual({ slug: "key-quota-exceeded", retryAfter: 10 });
+    await expect(capped(2).admit((await newTenant("key-cap-other")).id)).resolves.toBeUndefined();
+  });
+});
