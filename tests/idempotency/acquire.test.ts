@@ -16,7 +16,7 @@ import { database } from "../../db/client";
 import { createContextInner } from "../../server/app";
 import { fingerprint } from "@exactly-once/trpc";
 import { acquire, Decision, FirstLook, lockId, type Attempt } from "../../packages/trpc/src/acquire.js";
-import { trpcError } from "../support/api";
+import { barrier, trpcError } from "../support/api";
 import { caller, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, testRouter, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
@@ -117,32 +117,57 @@ describe.each([
 });
 
 /** Whether someone is waiting, right now, for a transaction-scoped advisory lock. */
-async function advisoryWaiters(): Promise<number> {
-  const [row] = await database().sql<{ n: number }[]>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`;
-  return row!.n;
-}
-
 async function until(condition: () => Promise<boolean>) {
   while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
 }
 
-describe("the key's advisory lock", () => {
-  it("a duplicate of a running atomic attempt waits on the lock, then replays; the work ran once", async () => {
+describe("one key, attempts at once", () => {
+  it("a duplicate arriving while the first atomic attempt runs: the first to commit its key row wins, the other's work rolls back and it replays; one effect", async () => {
     for (let i = 0; i < 5; i++) {
-      const key = uniqueKey("lockwait");
+      const key = uniqueKey("overtake");
       const hold = park(key, "after-write");
       const first = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
       await hold.entered;
-      let settled = false;
-      const second = post(tenant, "/t/atomic", { tag: key, amount: 1 }, key).then((res) => ((settled = true), res));
-      await until(async () => settled || (await advisoryWaiters()) > 0);
-      expect(settled).toBe(false);
+      // The first has written its effect but not its key row (that comes with its COMMIT): the duplicate runs and commits.
+      const second = await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key);
+      expect(second.status).toBe(201);
+      expect(second.headers.get("idempotent-replayed")).toBeNull();
       hold.release();
-      const [a, b] = await Promise.all([first, second]);
-      expect(b.status).toBe(201);
-      expect(b.headers.get("idempotent-replayed")).toBe("true");
-      expect(JSON.parse(await b.text())).toEqual(a);
+      // The first's INSERT meets the duplicate's row: its transaction, effect included, rolls back, and it replays.
+      expect(await first).toEqual(JSON.parse(await second.text()));
       expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+      hooks.delete(key);
+    }
+  });
+
+  it("two duplicates that both reach the key row's INSERT: one commits, the other waits at the unique index and replays it; its own work rolls back", async () => {
+    for (let i = 0; i < 5; i++) {
+      const key = uniqueKey("bothinsert");
+      // Both attempts run their handler (the effect written) and stop just before the INSERT + COMMIT round trip.
+      const ready = barrier(2);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let arrived = 0;
+      hooks.set(key, async (point) => {
+        if (point !== "after-write") return;
+        arrived += 1;
+        await ready();
+        await gate;
+      });
+      const [one, two] = [post(tenant, "/t/atomic", { tag: key, amount: 1 }, key), post(tenant, "/t/atomic", { tag: key, amount: 1 }, key)];
+      // Each handler wrote its effect in its own open transaction: both ran, neither is committed.
+      await until(async () => arrived === 2);
+      release();
+      // One INSERT commits; the other waits at the unique index for that transaction, then fails.
+      const answers = await Promise.all([one, two]);
+      expect(answers.map((r) => r.status)).toEqual([201, 201]);
+      expect(answers.map((r) => r.headers.get("idempotent-replayed")).sort()).toEqual(["true", null].sort());
+      const [x, y] = await Promise.all(answers.map((r) => r.text()));
+      expect(x).toBe(y);
+      // ...and nothing of it commits: one effect, one key row at fence 1.
+      expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+      // The loser answered as a replay of the winner's row.
+      expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "1", replay_count: 1 });
       hooks.delete(key);
     }
   });
@@ -181,27 +206,21 @@ describe("the key's advisory lock", () => {
     hooks.delete(key);
   });
 
-  it("the two flavours exclude each other on one key: a recoverable claim waits for a running atomic attempt, then refuses", async () => {
+  it("the two flavours exclude each other on one key: a recoverable claim made while an atomic attempt runs wins, and the atomic attempt's work rolls back (422)", async () => {
     for (let i = 0; i < 5; i++) {
       const key = uniqueKey("cross");
       const hold = park(key, "after-write");
-      const atomic = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
-      await hold.entered;
-      let settled = false;
-      const recoverable = (await caller(tenant, key)).recoverable({ tag: key, amount: 1 }).then(
-        () => ((settled = true), undefined),
-        (error: TRPCError) => ((settled = true), error),
+      const atomic = (await caller(tenant, key)).atomic({ tag: key, amount: 1 }).then(
+        () => undefined,
+        (error: TRPCError) => error,
       );
-      await until(async () => settled || (await advisoryWaiters()) > 0 || (await effectsFor(tenant.id, key)).length > 0);
-      expect(settled).toBe(false);
-      // Nothing of the recoverable attempt has run or been claimed while the atomic one holds the key.
-      expect(await effectsFor(tenant.id, key)).toHaveLength(0);
+      await hold.entered;
+      // The atomic attempt has no row yet (it writes one only with its COMMIT): the recoverable one claims the key and finishes.
+      await (await caller(tenant, key)).recoverable({ tag: key, amount: 1 });
       hold.release();
-      await atomic;
-      const refused = await recoverable;
-      // Another procedure with the same key: a different request, so a mismatch, and nothing ran.
-      expect(refused?.code).toBe("UNPROCESSABLE_CONTENT");
-      expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([key]);
+      // Another procedure with the same key: a different request, so a mismatch; what the atomic attempt wrote is rolled back.
+      expect((await atomic)?.code).toBe("UNPROCESSABLE_CONTENT");
+      expect((await effectsFor(tenant.id, key)).map((e) => e.note).sort()).toEqual([`${key}:recorded`, `${key}:settled`]);
       expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "1" });
       hooks.delete(key);
     }

@@ -4,6 +4,8 @@
  * warmed first so connection set-up does not stagger the start), repeated
  * with fresh keys; executions are counted in the database.
  */
+import { fingerprint } from "@exactly-once/trpc";
+import type { ReservedSql } from "postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { flushEvents } from "../../server/keys/events";
@@ -19,6 +21,23 @@ beforeAll(async () => {
   // Warm the pool: every burst member then starts on an open connection.
   await Promise.all(Array.from({ length: 30 }, () => database().sql`select pg_sleep(0.01)`));
 });
+
+/** A completed key row for `{ tag: key, amount: 1 }` on `procedure`, as an attempt's final INSERT writes it (the caller commits it). */
+async function insertKeyRow(q: ReservedSql, key: string, procedure: string) {
+  const fp = fingerprint(procedure, { tag: key, amount: 1, outcome: "ok" });
+  await q`insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, response_status, response_body, completed_at, expires_at)
+    values (${tenant.id}, ${key}, ${procedure}, ${fp.hash}, ${fp.request}, 'completed', 201, ${JSON.stringify({ tag: key })}, now(), now() + interval '1 hour')`;
+}
+
+/** Sessions waiting for another transaction to end: an INSERT at a unique index whose key another transaction inserted and has not committed. */
+async function transactionWaiters(): Promise<number> {
+  const [row] = await database().sql<{ n: number }[]>`select count(*)::int as n from pg_locks where locktype = 'transactionid' and not granted`;
+  return row!.n;
+}
+
+async function until(condition: () => Promise<boolean>) {
+  while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
+}
 
 /** The key's recorded events of these types, in order, as written by the batched event writer. */
 async function eventsOf(tenantId: string, key: string, types: string[]) {
@@ -59,22 +78,26 @@ describe.each(["/t/atomic", "/t/recoverable"] as const)("%s: %i-way same-key bur
 });
 
 describe("a duplicate while the first attempt is still running", () => {
-  it("atomic, with a wait budget: the duplicate waits on the key and then replays", async () => {
+  it("atomic, with a wait budget: a duplicate whose INSERT meets the first's uncommitted key row waits for it, says how long, and replays", async () => {
     const key = uniqueKey();
-    const hold = park(key, "after-write");
-    const first = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
-    await hold.entered;
-    const second = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
-    await new Promise((r) => setTimeout(r, 100));
-    hold.release();
-    const [a, b] = await Promise.all([first, second]);
-    expect(b).toEqual(a);
-    expect(await effectsFor(tenant.id, key)).toHaveLength(1);
-    // The duplicate waited on the key's advisory lock, said so with how long, then replayed; the first took the lock at once.
+    // The first attempt's key row, inserted and not yet committed (a transaction of the test's own stands in for its COMMIT's round trip).
+    const holder = await database().sql.reserve();
+    try {
+      await holder`begin`;
+      await insertKeyRow(holder, key, "atomic");
+      const second = (await caller(tenant, key)).atomic({ tag: key, amount: 1 });
+      await until(async () => (await transactionWaiters()) > 0);
+      await new Promise((r) => setTimeout(r, 50));
+      await holder`commit`;
+      expect(await second).toEqual({ tag: key });
+    } finally {
+      holder.release();
+    }
+    // Its own effect rolled back with its failed INSERT; it waited at the unique index, said so with how long, then replayed.
+    expect(await effectsFor(tenant.id, key)).toHaveLength(0);
     const events = await eventsOf(tenant.id, key, ["waited", "replayed"]);
     expect(events.map((e) => e.type)).toEqual(["waited", "replayed"]);
-    expect(events[0]!.waited_ms).toBeGreaterThan(0);
-    hooks.delete(key);
+    expect(events[0]!.waited_ms).toBeGreaterThanOrEqual(50);
   });
 
   it("recoverable, with a wait budget: the duplicate waits for the holder, records the wait, then replays", async () => {
@@ -102,23 +125,26 @@ describe("a duplicate while the first attempt is still running", () => {
     expect((await eventsOf(tenant.id, key, ["waited", "replayed"])).map((e) => e.type)).toEqual(["replayed"]);
   });
 
-  it("atomic, without a wait budget: 409 with Retry-After, and later the replay", async () => {
+  it("atomic, without a wait budget: a duplicate whose INSERT meets an uncommitted key row gets 409 with Retry-After at once, and later the replay", async () => {
     const key = uniqueKey();
-    const hold = park(key);
-    const first = post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
-    await hold.entered;
-    const dup = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
-    expect(dup.status).toBe(409);
-    expect(dup.headers.get("retry-after")).toBe("1");
-    expect(await dup.json()).toMatchObject({ type: "/problems/idempotency-key-in-progress", status: 409 });
-    hold.release();
-    const original = await first;
-    expect(original.status).toBe(201);
+    const first = await database().sql.reserve();
+    try {
+      // The first attempt has run and sent its INSERT; its COMMIT has not landed yet.
+      await first`begin`;
+      await first`insert into test_effects (tenant_id, key, note, amount) values (${tenant.id}, ${key}, ${key}, 1)`;
+      await insertKeyRow(first, key, "atomicNoWait");
+      const dup = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
+      expect(dup.status).toBe(409);
+      expect(dup.headers.get("retry-after")).toBe("1");
+      expect(await dup.json()).toMatchObject({ type: "/problems/idempotency-key-in-progress", status: 409 });
+      await first`commit`;
+    } finally {
+      first.release();
+    }
     const later = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 1 }, key);
     expect(later.headers.get("idempotent-replayed")).toBe("true");
-    expect(await later.text()).toBe(await original.text());
+    expect(await later.json()).toEqual({ tag: key });
     expect(await effectsFor(tenant.id, key)).toHaveLength(1);
-    hooks.delete(key);
   });
 
   it("recoverable, without a wait budget: the committed in-progress key answers 409 until it completes", async () => {

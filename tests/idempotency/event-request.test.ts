@@ -10,7 +10,6 @@ import { createIdempotencyProcedures, IdempotencyEventType as E, type Idempotenc
 import { beforeAll, describe, expect, it } from "vitest";
 import { createContextInner, idempotencyRuntime } from "../../server/app";
 import { createCallerFactory, router, tenantProcedure } from "../../server/trpc";
-import { trpcError } from "../support/api";
 import { effects, ensureEffectsTable, input, newTenant, uniqueKey, type TestTenant } from "./fixture";
 
 /** What an outer middleware places in a call's context: the call's own mark. */
@@ -21,8 +20,9 @@ const procedures = createIdempotencyProcedures({
   onEvent: (event, request) => seen.push({ type: event.type, mark: (request as { [MARK]?: unknown } | undefined)?.[MARK] }),
 });
 
-/** Holds the first call after its write, so the second arrives while the first holds the key. */
+/** Holds the first call after its write, so the second runs and commits while the first is still in its handler. */
 let holdFirst: Promise<void> | undefined;
+let firstWrote: (() => void) | undefined;
 const marked = tenantProcedure.use(({ ctx, next }) => next({ ctx: { [MARK]: ctx.headers.get("x-call") } }));
 const testRouter = router({
   pay: marked
@@ -31,6 +31,7 @@ const testRouter = router({
     .concat(procedures.atomic({ waitMs: 0 }))
     .mutation(async ({ ctx, input: i }) => {
       await ctx.idempotency.tx.insert(effects).values({ tenantId: ctx.tenant.id, key: ctx.idempotency.key, note: i.tag, amount: i.amount });
+      firstWrote?.();
       await holdFirst;
       return { tag: i.tag };
     }),
@@ -53,18 +54,22 @@ describe("onEvent's request", () => {
       seen.length = 0;
       let release!: () => void;
       holdFirst = new Promise((resolve) => (release = resolve));
+      const wrote = new Promise<void>((resolve) => (firstWrote = resolve));
       const first = call(key, "first");
-      // The first holds the key (its claim is seen) before the second asks for it: the second is refused at once.
-      await expect.poll(() => seen.length).toBe(1);
+      // The first is in its handler, its key row not yet written (that comes with its COMMIT); the second runs and commits.
+      await wrote;
       holdFirst = undefined;
-      expect((await trpcError(call(key, "second"))).code).toBe("CONFLICT");
+      firstWrote = undefined;
+      expect(await call(key, "second")).toEqual({ tag: key });
       release();
+      // The first's INSERT meets the second's row: it waited there, then replays the second's answer.
       expect(await first).toEqual({ tag: key });
       expect(await call(key, "third")).toEqual({ tag: key });
       expect(seen).toEqual([
-        { type: E.Claimed, mark: "first" },
-        { type: E.Conflict, mark: "second" },
-        { type: E.Completed, mark: "first" },
+        { type: E.Claimed, mark: "second" },
+        { type: E.Completed, mark: "second" },
+        { type: E.Waited, mark: "first" },
+        { type: E.Replayed, mark: "first" },
         { type: E.Replayed, mark: "third" },
       ]);
     }

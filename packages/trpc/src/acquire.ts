@@ -46,7 +46,7 @@ export const Decision = {
 export type Decision = (typeof Decision)[keyof typeof Decision];
 
 /** The decision table of README.md: what an attempt does with the key row it finds (or does not). */
-export function decide(row: store.KeyRow | undefined, fingerprint: string): Decision {
+export function decide(row: store.Decidable | undefined, fingerprint: string): Decision {
   if (!row) return Decision.Claim;
   if (row.expired) return Decision.Replace;
   if (row.fingerprint !== fingerprint) return Decision.Mismatch;
@@ -65,7 +65,7 @@ export function announce(a: Attempt, owned: Owned): void {
 /** What the owner of a key gets: the fence it writes under, and the fence the row had before (0: no row). */
 export type Owned = Omit<store.Claim, "generation"> & { seenFence: number; how: Decision };
 
-export type Acquired<T> = { kind: "owned"; value: T } | { kind: "replay"; row: store.KeyRow };
+export type Acquired<T> = { kind: "owned"; value: T } | { kind: "replay"; row: store.Decidable };
 
 /** A 64-bit lock id for the key, the same in every process (the advisory lock space is per database). */
 export function lockId(k: store.KeyRef): string {

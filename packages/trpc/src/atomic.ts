@@ -2,30 +2,113 @@
  * The atomic flavour: the handler's writes and the key row commit in ONE
  * transaction, and the key row is written once, at the end.
  *
- * 1. One round trip: BEGIN, one statement with the key's advisory lock (a
- *    duplicate waits here, at most `waitMs`) and the key row's lookup, and a
- *    SAVEPOINT.
- * 2. The handler writes through `ctx.idempotency.tx`.
- * 3. One round trip: the key row (completed, failed, or released) and COMMIT.
+ * The common path is the floor's own statements. A fresh key that nobody
+ * else is on costs:
+ * 1. one round trip: BEGIN (with the transaction's limits) and a look at the
+ *    key row (`store.peek`, a primary-key probe that finds nothing);
+ * 2. the handler's statements, through `ctx.idempotency.tx`;
+ * 3. one round trip: the completed key row's plain INSERT and COMMIT.
+ * No lock, no savepoint, no read of the row back.
  *
- * A duplicate that waited on the lock then finds the committed row and
- * replays it. A crash rolls back the handler's writes and leaves no row. A
- * final error rolls back to the savepoint (the lock stays) and stores the
- * refusal; an unexpected error stores a released row instead, so the
- * fingerprint stays pinned and the next retry takes the key over at once.
+ * Exactly once still holds without the lock, because the key row's primary
+ * key decides: a concurrent duplicate runs its handler too, but its INSERT
+ * waits at the unique index for the first attempt's transaction, then fails
+ * (unique_violation) and takes the whole transaction, its handler's writes
+ * included, down with it. Nothing of the loser commits.
+ *
+ * Everything else goes the locking way (`locked`, the acquisition of
+ * acquire.ts with its advisory lock, savepoint and decision table): a key
+ * whose row is there but answers nothing at once (a takeover, an expired
+ * key, a holder with a live lease), and an attempt whose INSERT met another
+ * attempt's row. A replay or a mismatch is decided on the peeked row at once.
+ *
+ * A handler that fails rolls back, then its row (a stored refusal, or a
+ * released key that keeps the fingerprint pinned) is written in a statement
+ * of its own, only if the key still has none; if another attempt's row is
+ * there, the locking way decides instead (its stored answer is replayed).
  */
-import { acquire, announce, type Attempt } from "./acquire.js";
+import { acquire, announce, decide, Decision, refuse, type Acquired, type Attempt } from "./acquire.js";
+import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError } from "./errors.js";
 import { IdempotencyEventType as E } from "./events.js";
 import { outcomeOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
+import { isLockTimeout, KeyTransaction, setLocalLimits, setLocalLockTimeout } from "./transaction.js";
 import type { AtomicHandle, HandlerResult, IdempotencyRuntime, StoredResponse } from "./types.js";
 
 const WORK = "eo_work";
 
 export type Settled<R> = { result: R; stored?: StoredResponse };
 
-export function runAtomic<TTx, R extends HandlerResult>(
+/** What an attempt's result stores: its outcome, or a released key (an unexpected error: a retry runs again). */
+function rowOf(outcome: store.Outcome | undefined): store.Put {
+  return outcome ? { state: outcome.state, leaseMs: null, status: outcome.status, body: outcome.body } : { state: KeyState.InProgress, leaseMs: 0, status: null, body: null };
+}
+
+/** Reports what the attempt stored under `fence`, once it committed. */
+function reportSettled(a: Attempt, fence: number, outcome: store.Outcome | undefined): void {
+  if (outcome) a.event(E.Completed, { fence, status: outcome.status });
+  else a.event(E.Released, { fence });
+}
+
+export async function runAtomic<TTx, R extends HandlerResult>(
+  runtime: IdempotencyRuntime<TTx>,
+  a: Attempt,
+  successStatus: number,
+  run: (handle: AtomicHandle<TTx>) => Promise<R>,
+): Promise<Acquired<Settled<R>>> {
+  return (await unlocked(runtime, a, successStatus, run)) ?? locked(runtime, a, successStatus, run);
+}
+
+/** The common path; undefined hands the attempt to the locking way (its own transaction was rolled back). */
+async function unlocked<TTx, R extends HandlerResult>(
+  runtime: IdempotencyRuntime<TTx>,
+  a: Attempt,
+  successStatus: number,
+  run: (handle: AtomicHandle<TTx>) => Promise<R>,
+): Promise<Acquired<Settled<R>> | undefined> {
+  const t = new KeyTransaction(await runtime.sql().reserve());
+  try {
+    const [seen] = await t.begin(setLocalLimits(a.limits), store.peek(t.conn, a));
+    const row = store.peeked(seen);
+    if (row) {
+      await t.rollback();
+      const decision = decide(row, a.fingerprint);
+      if (decision === Decision.Replay) return { kind: "replay", row };
+      if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row.procedure));
+      return undefined;
+    }
+    const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
+    const outcome = outcomeOf(runtime, successStatus, result);
+    if (result.ok) {
+      const sentAt = performance.now();
+      try {
+        // A duplicate's INSERT waits for the first attempt's commit; `waitMs` bounds that wait as it bounds the lock's.
+        const bound = a.waitMs !== a.limits.lockTimeoutMs ? [t.conn.unsafe(setLocalLockTimeout(a.waitMs))] : [];
+        await t.commit(...bound, store.settle(t.conn, a, 0, rowOf(outcome)));
+      } catch (error) {
+        if (store.rowChanged(error)) {
+          // Another attempt's row was there, or committed while this INSERT waited at the unique index for it.
+          a.event(E.Waited, { waitedMs: Math.round(performance.now() - sentAt) });
+          return undefined;
+        }
+        if (isLockTimeout(error)) refuse(a, new IdempotencyKeyInProgressError(a.key, 1, { cause: error }));
+        throw error;
+      }
+    } else {
+      await t.rollback();
+      if (!(await store.insertIfAbsent(t.conn, a, rowOf(outcome)))) return undefined;
+    }
+    a.event(E.Claimed, { fence: 1 });
+    reportSettled(a, 1, outcome);
+    return { kind: "owned", value: { result, stored: outcome && { status: outcome.status, body: outcome.body } } };
+  } finally {
+    await t.close();
+  }
+}
+
+/** The locking way: the key's advisory lock, the row read under it, and the decision table (acquire.ts). */
+function locked<TTx, R extends HandlerResult>(
   runtime: IdempotencyRuntime<TTx>,
   a: Attempt,
   successStatus: number,
@@ -39,12 +122,8 @@ export function runAtomic<TTx, R extends HandlerResult>(
       const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
       const outcome = outcomeOf(runtime, successStatus, result);
       if (!result.ok) await t.rollback(WORK);
-      const row: store.Put = outcome
-        ? { state: outcome.state, leaseMs: null, status: outcome.status, body: outcome.body }
-        : { state: KeyState.InProgress, leaseMs: 0, status: null, body: null };
-      await t.commit(store.settle(t.conn, a, owned.seenFence, row));
-      if (outcome) a.event(E.Completed, { fence: owned.fence, status: outcome.status });
-      else a.event(E.Released, { fence: owned.fence });
+      await t.commit(store.settle(t.conn, a, owned.seenFence, rowOf(outcome)));
+      reportSettled(a, owned.fence, outcome);
       return { result, stored: outcome && { status: outcome.status, body: outcome.body } };
     },
     { savepoint: WORK },

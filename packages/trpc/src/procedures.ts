@@ -23,7 +23,7 @@ import { IdempotencyError } from "./errors.js";
 import { readIdempotencyKey } from "./key.js";
 import { runRecoverable } from "./recoverable.js";
 import { KeyState } from "./states.js";
-import type { KeyRow } from "./store.js";
+import type { Decidable } from "./store.js";
 import type { IdempotencyContext, IdempotencyRuntime, ProcedureOptions, StoredResponse } from "./types.js";
 
 /** A recoverable holder renews its lease for at most this many leases unless told otherwise (ProcedureOptions.maxHoldMs). */
@@ -79,7 +79,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
     if (replayed) ctx.response.headers.set(REPLAYED_HEADER, "true");
   }
 
-  function replay(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, a: Attempt, row: KeyRow) {
+  function replay(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, a: Attempt, row: Decidable) {
     const stored = { status: row.responseStatus!, body: row.responseBody! };
     a.event("replayed", { status: stored.status, fence: row.fence });
     respond(ctx, stored, true);
@@ -87,7 +87,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
     return { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker };
   }
 
-  function answer<R>(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, a: Attempt, acquired: { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: KeyRow }) {
+  function answer<R>(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, a: Attempt, acquired: { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: Decidable }) {
     if (acquired.kind === "replay") return replay(runtime, ctx, a, acquired.row);
     respond(ctx, acquired.value.stored, false);
     return acquired.value.result;

@@ -21,6 +21,18 @@ export type KeyRef = { tenantId: string; key: string };
  */
 export type Request = KeyRef & { procedure: string; fingerprint: string; request: string; ttlMs: number; traceId: string | null };
 
+/** What a key's row must show to be decided on (`decide`) and, when it is stored, replayed. */
+export type Decidable = {
+  procedure: string;
+  fingerprint: string;
+  state: KeyState;
+  fence: number;
+  responseStatus: number | null;
+  responseBody: string | null;
+  expired: boolean;
+  leaseOver: boolean;
+};
+
 /** A key as the middleware needs to see it, with the clock comparisons done by PostgreSQL. */
 export type KeyRow = {
   procedure: string;
@@ -100,6 +112,37 @@ export function take(q: ISql, k: KeyRef, lockId: string) {
     from (select 1) one left join lateral (
       select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}) r on true`;
 }
+
+type RawPeek = Pick<RawRow, "procedure" | "fingerprint" | "state" | "fence" | "response_status" | "response_body" | "expired" | "lease_over">;
+
+/**
+ * The key row as the atomic flavour first looks at it, in the round trip
+ * that opens its transaction: the columns `decide` and a replay need and no
+ * others (the generation, the lease's remaining time and the recovery point
+ * are computed or parsed only on the locking path, which needs them). On a
+ * fresh key it is one probe of the primary key that finds nothing.
+ */
+export function peek(q: ISql, k: KeyRef) {
+  return q<RawPeek[]>`
+    select k.procedure, k.fingerprint, k.state, k.fence, k.response_status, k.response_body,
+      ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over
+    from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}`;
+}
+
+export const peeked = (rows: RawPeek[]): Decidable | undefined => {
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    procedure: r.procedure,
+    fingerprint: r.fingerprint,
+    state: r.state,
+    fence: Number(r.fence),
+    responseStatus: r.response_status,
+    responseBody: r.response_body,
+    expired: r.expired,
+    leaseOver: r.lease_over,
+  };
+};
 
 export const loaded = (rows: RawRow[]): KeyRow | undefined => {
   const r = rows[0];
@@ -191,6 +234,20 @@ function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean)
 export function rowChanged(error: unknown): boolean {
   const e = error as { code?: string; table_name?: string } | undefined;
   return (e?.code === "23505" && e.table_name === "idempotency_keys") || e?.code === "22012";
+}
+
+/**
+ * The key row of an attempt that ran without the key's lock, written only if
+ * the key still has no row (in a statement of its own, after its work was
+ * rolled back): true when it was written, false when another attempt's row
+ * is there.
+ */
+export async function insertIfAbsent(q: ISql, r: Request, p: Put): Promise<boolean> {
+  const rows = await q`
+    ${insertRow(q, r, p)}
+    on conflict (tenant_id, key) do nothing
+    returning 1`;
+  return rows.length > 0;
 }
 
 /** Takes the key in one statement, whatever the acquisition found (no row: 0), guarded by the fence it saw. */
