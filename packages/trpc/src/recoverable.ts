@@ -2,7 +2,9 @@
  * The recoverable flavour, after brandur's atomic phases: for handlers that
  * call out (a payment provider), where one transaction cannot span the call.
  *
- * 1. The acquisition commits the claim (in progress, under a lease and a fence).
+ * 1. The claim commits (in progress, under a lease and a fence): for a fresh
+ *    key one pipelined round trip, a look and an INSERT … ON CONFLICT DO
+ *    NOTHING (`claimFresh`); otherwise the acquisition (acquire.ts).
  * 2. Each `phase(name, fn)` runs in its own transaction that first locks the
  *    key row under this holder's fence, then commits its writes with the
  *    recovery point `name` and its JSON result. An attempt that took the key
@@ -14,9 +16,9 @@
  */
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
-import { acquire, announce, refuse, type Attempt } from "./acquire.js";
+import { acquire, announce, decide, Decision, refuse, type Acquired, type Attempt } from "./acquire.js";
 import type { Settled } from "./atomic.js";
-import { IdempotencyLeaseLostError } from "./errors.js";
+import { IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors.js";
 import { IdempotencyEventType as E } from "./events.js";
 import { outcomeOf } from "./policy.js";
 import { KeyState } from "./states.js";
@@ -69,6 +71,36 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
   };
 }
 
+/** The claim a recoverable holder commits before it calls out: in progress, under its lease. */
+const claimRow = (a: Attempt): store.Put => ({ state: KeyState.InProgress, leaseMs: a.leaseMs, status: null, body: null });
+
+/**
+ * A fresh key's claim, the common case, in one round trip on one connection
+ * and no transaction: a look at the row (`store.peek`) and the claim's
+ * INSERT … ON CONFLICT DO NOTHING, pipelined. The primary key lets one
+ * attempt in; a row that answers at once is answered (a replay, a
+ * mismatch); anything else (a takeover, an expired key, a live holder, a
+ * claim that lost to another) is undefined: the locking way decides.
+ */
+async function claimFresh(sql: Sql, a: Attempt): Promise<Acquired<store.Claim> | undefined> {
+  const conn = await sql.reserve();
+  try {
+    const [seen, claimed] = await Promise.all([store.peek(conn, a), store.claimIfAbsent(conn, a, claimRow(a))]);
+    const claim = store.claimed(claimed);
+    if (claim) {
+      announce(a, { ...claim, seenFence: 0, how: Decision.Claim });
+      return { kind: "owned", value: claim };
+    }
+    const row = store.peeked(seen);
+    const decision = row && decide(row, a.fingerprint);
+    if (decision === Decision.Replay) return { kind: "replay", row: row! };
+    if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row!.procedure));
+    return undefined;
+  } finally {
+    conn.release();
+  }
+}
+
 export async function runRecoverable<TTx, R extends HandlerResult>(
   runtime: IdempotencyRuntime<TTx>,
   a: Attempt,
@@ -76,12 +108,14 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   run: (handle: RecoverableHandle<TTx>) => Promise<R>,
 ) {
   const sql = runtime.sql();
-  const taken = await acquire(sql, a, async (t, owned) => {
-    const [rows] = await t.commit(store.put(t.conn, a, owned.seenFence, { state: KeyState.InProgress, leaseMs: a.leaseMs, status: null, body: null }));
-    const claim = store.claimed(rows);
-    if (claim) announce(a, owned);
-    return claim;
-  });
+  const taken =
+    (await claimFresh(sql, a)) ??
+    (await acquire(sql, a, async (t, owned) => {
+      const [rows] = await t.commit(store.put(t.conn, a, owned.seenFence, claimRow(a)));
+      const claim = store.claimed(rows);
+      if (claim) announce(a, owned);
+      return claim;
+    }));
   if (taken.kind === "replay") return taken;
   const { fence, generation, recoveryData } = taken.value;
 

@@ -250,6 +250,18 @@ export async function insertIfAbsent(q: ISql, r: Request, p: Put): Promise<boole
   return rows.length > 0;
 }
 
+/**
+ * Claims a key that has no row, in one statement of its own and without the
+ * key's lock: the primary key lets one attempt in. Nothing comes back when a
+ * row is there (the acquisition then decides on it).
+ */
+export function claimIfAbsent(q: ISql, r: Request, p: Put) {
+  return q<RawClaim[]>`
+    ${insertRow(q, r, p)}
+    on conflict (tenant_id, key) do nothing
+    ${returningClaim(q)}`;
+}
+
 /** Takes the key in one statement, whatever the acquisition found (no row: 0), guarded by the fence it saw. */
 export function put(q: ISql, r: Request, seenFence: number, p: Put) {
   return seenFence === 0 ? insert(q, r, p) : retake(q, r, seenFence, p, false);
