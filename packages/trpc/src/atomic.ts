@@ -4,9 +4,11 @@
  *
  * The common path is the floor's own statements. A fresh key that nobody
  * else is on costs:
- * 1. one round trip: BEGIN (with the transaction's limits) and a look at the
- *    key row (`store.peek`, a primary-key probe that finds nothing);
- * 2. the handler's statements, through `ctx.idempotency.tx`;
+ * 1. a look at the key row (`store.peek`, a primary-key probe that finds
+ *    nothing), before any transaction, so that a stored answer is one
+ *    statement and opens nothing;
+ * 2. BEGIN (with the transaction's limits), the handler's statements through
+ *    `ctx.idempotency.tx`;
  * 3. one round trip: the completed key row's plain INSERT and COMMIT.
  * No lock, no savepoint, no read of the row back.
  *
@@ -69,15 +71,15 @@ async function unlocked<TTx, R extends HandlerResult>(
 ): Promise<Acquired<Settled<R>> | undefined> {
   const t = new KeyTransaction(await runtime.sql().reserve());
   try {
-    const [seen] = await t.begin(setLocalLimits(a.limits), store.peek(t.conn, a));
-    const row = store.peeked(seen);
+    // The look comes before the transaction: a stored answer (the common retry) is then one statement, nothing opened.
+    const row = store.peeked(await store.peek(t.conn, a));
     if (row) {
-      await t.rollback();
       const decision = decide(row, a.fingerprint);
       if (decision === Decision.Replay) return { kind: "replay", row };
       if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row.procedure));
       return undefined;
     }
+    await t.begin(setLocalLimits(a.limits));
     const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
     const outcome = outcomeOf(runtime, successStatus, result);
     if (result.ok) {
