@@ -130,7 +130,9 @@ async function main(): Promise<void> {
     `PostgreSQL       ${new URL(primaryUrl).host} (${embedded ? `embedded, ${embedded.dir}` : "DATABASE_URL"})`,
     `provider         ${cluster.pspUrl}`,
     statsPort ? `HAProxy stats    http://127.0.0.1:${statsPort}/` : undefined,
-    prometheus ? `Prometheus       ${prometheus.url}/alerts   (rules: ops/prometheus/alerts.yml, log: ${path.relative(process.cwd(), prometheus.logPath)})` : undefined,
+    prometheus
+      ? `Prometheus       ${prometheus.alertsUrl}   (user ${prometheus.user}, password ${prometheus.password}; rules: ops/prometheus/alerts.yml, log: ${path.relative(process.cwd(), prometheus.logPath)})`
+      : undefined,
     "Ctrl-C stops all of it.",
   ].filter(Boolean);
   process.stdout.write(`The cluster is up:\n${lines.map((l) => `  ${l}`).join("\n")}\n`);

@@ -1,11 +1,12 @@
 /**
  * The cluster's HAProxy, run for real in front of a stand-in backend that
  * echoes what it was told: the client's own X-Forwarded-For/-Host never get
- * through (the instances trust one hop, so they would believe them), and
- * the stats page cannot change anything (a cross-site form once put a
- * server into maintenance).
+ * through, HAProxy connects from its own source address (the only one the
+ * instances believe), the stats page cannot change anything (a cross-site
+ * form once put a server into maintenance) and answers only a loopback Host,
+ * and a key with a TAB cannot add fields to the log line.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -13,7 +14,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveClient } from "../../server/edge/node-edge";
 import { freePort } from "../../tests/support/database";
-import { startHaproxy, type RunningHaproxy } from "./haproxy";
+import { HAPROXY_SOURCE, readHaproxyLog, startHaproxy, type RunningHaproxy } from "./haproxy";
 
 let backend: http.Server;
 let haproxy: RunningHaproxy;
@@ -44,8 +45,32 @@ describe("HAProxy in front of the instances", () => {
     const echo = (await res.json()) as { forwardedFor: string; forwardedHost: string | null; peer: string };
     expect(echo.forwardedFor).toBe("127.0.0.1");
     expect(echo.forwardedHost).toBeNull();
-    // What an instance with TRUST_PROXY=1 then takes for the client.
-    expect(resolveClient(echo.peer, echo.forwardedFor, { hops: 1 }).client).toBe("127.0.0.1");
+    // HAProxy comes from its own loopback address, which is what an instance trusts (TRUST_PROXY=HAPROXY_SOURCE).
+    expect(echo.peer).toBe(HAPROXY_SOURCE);
+    expect(resolveClient(echo.peer, echo.forwardedFor, { addresses: [HAPROXY_SOURCE] }).client).toBe("127.0.0.1");
+    // A client on this machine that reaches an instance directly, with a made-up header, is itself: not what it claims.
+    expect(resolveClient("127.0.0.1", "203.0.113.66", { addresses: [HAPROXY_SOURCE] })).toEqual({ client: "127.0.0.1", viaTrustedProxy: false });
+  });
+
+  it("logs a key with a TAB in one field: HAProxy escapes it, so it cannot add fields to the line", async () => {
+    await fetch(`${haproxy.url}/tab`, { headers: { "idempotency-key": "a\tb" } });
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = readFileSync(haproxy.logPath, "utf8").split("\n").filter((l) => l.startsWith("EO\t") && l.includes("/tab"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.split("\t")).toHaveLength(9);
+    // Read back as it was sent.
+    expect(readHaproxyLog(haproxy.logPath).find((r) => r.path === "/tab")?.key).toBe("a\tb");
+  });
+
+  it("answers the stats page only for a loopback Host: a rebinding page's own name gets 421", async () => {
+    const url = new URL(statsUrl);
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) =>
+        http.get({ host: url.hostname, port: url.port, path: "/", headers: { host } }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on("error", reject),
+      );
+    expect(await get(`localhost:${url.port}`)).toBe(200);
+    expect(await get(`127.0.0.1:${url.port}`)).toBe(200);
+    expect(await get(`rebind.attacker.example:${url.port}`)).toBe(421);
   });
 
   it("serves a read-only stats page: a posted maintenance action changes nothing", async () => {

@@ -26,7 +26,7 @@ import * as schema from "../../db/schema";
 import { seedDemo } from "../../db/seed";
 import { startPspProcess } from "../../server/psp/process";
 import { bin, ensureBuild } from "../build";
-import { startHaproxy } from "./haproxy";
+import { HAPROXY_SOURCE, startHaproxy } from "./haproxy";
 
 export type ClusterOptions = {
   /** The PostgreSQL primary, reached directly: migrations run here, the pooler points here. */
@@ -126,8 +126,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       SEED_DEMO: "false",
       PSP_URL: psp.url,
       PSP_WEBHOOK_SECRET: options.pspWebhookSecret,
-      // HAProxy in front, one hop: the instances believe its X-Forwarded-For (scripts/cluster/haproxy.ts).
-      TRUST_PROXY: "1",
+      // HAProxy in front: the instances believe its X-Forwarded-For, and only from its own source address (scripts/cluster/haproxy.ts).
+      TRUST_PROXY: HAPROXY_SOURCE,
     };
     // An instance's own embedded cluster or stand-in would be a second database or provider.
     for (const k of ["EMBEDDED_PG_DIR", "EMBEDDED_PG_PORT", "PSP_PORT"]) delete env[k];
