@@ -12,11 +12,10 @@
 import "./use-running-server";
 import { createInterface } from "node:readline";
 import { Writable } from "node:stream";
-import { addOperator, listOperators, OPERATOR_NAME, OperatorRole, removeOperator } from "../server/admin/operators";
+import { addOperator, listOperators, OPERATOR_NAME, OperatorRole, operatorPasswordDefect, removeOperator } from "../server/admin/operators";
 import { runCli } from "./cli";
 
 const USAGE = "usage: npm run operator -- add NAME --role operator|viewer | remove NAME | list";
-const MIN_PASSWORD = 12;
 
 function usage(message?: string): never {
   process.stderr.write(`${message ? `${message}\n` : ""}${USAGE}\n`);
@@ -63,7 +62,8 @@ if (command === "add") {
   const role = roleFlag === -1 ? undefined : rest[roleFlag + 1];
   if (!role || !roles.includes(role)) usage(`--role is one of ${roles.join(", ")}.`);
   const password = await readPassword();
-  if (password.length < MIN_PASSWORD) usage(`The password needs at least ${MIN_PASSWORD} characters.`);
+  const defect = operatorPasswordDefect(password);
+  if (defect) usage(defect);
   runCli(async (booted) => {
     const added = await addOperator(booted.db, name, role as OperatorRole, password);
     process.stdout.write(`Added operator ${added.name} (role ${added.role}).\n`);

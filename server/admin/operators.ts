@@ -46,7 +46,19 @@ export async function passwordMatchesHash(password: string, stored: string): Pro
 /** A hash of nothing anyone types, checked when the operator does not exist, so that case costs the same time. */
 let decoy: Promise<string> | undefined;
 
+/** The shortest operator password accepted. */
+export const MIN_OPERATOR_PASSWORD = 12;
+
+/** Why a password cannot be an operator's, or undefined when it can: twelve spaces are not a password. */
+export function operatorPasswordDefect(password: string): string | undefined {
+  if (password.length < MIN_OPERATOR_PASSWORD) return `The password needs at least ${MIN_OPERATOR_PASSWORD} characters.`;
+  if (password.trim() === "") return "The password must not be only whitespace.";
+  return undefined;
+}
+
 export async function addOperator(db: Db, name: string, role: OperatorRole, password: string): Promise<Operator> {
+  const defect = operatorPasswordDefect(password);
+  if (defect) throw new Error(defect);
   const [row] = await db
     .insert(adminOperators)
     .values({ name, role, passwordHash: await hashPassword(password) })

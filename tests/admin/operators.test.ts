@@ -143,6 +143,9 @@ describe("npm run operator", () => {
     expect(await authenticate(database().db, name, password)).toEqual({ name, role: OperatorRole.Viewer, demo: false });
     await expect(cli(["add", `${name}x`, "--role", "root"], `${password}\n`)).rejects.toMatchObject({ code: 2 });
     await expect(cli(["add", `${name}y`, "--role", "operator"], "short\n")).rejects.toMatchObject({ code: 2 });
+    const blank = cli(["add", `${name}z`, "--role", "operator"], `${" ".repeat(12)}\n`);
+    await expect(blank).rejects.toMatchObject({ code: 2 });
+    await expect(blank).rejects.toMatchObject({ stderr: expect.stringContaining("must not be only whitespace") });
     await expect(cli(["add", name, "--role", "operator"], `${password}\n`)).rejects.toMatchObject({ code: 1 });
     expect(OPERATOR_PASSWORD).not.toBe(password);
   });
