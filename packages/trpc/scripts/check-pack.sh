@@ -2,7 +2,7 @@
 # Package hygiene, on the tarball `npm pack` makes (what a user installs):
 # publint, Are the Types Wrong (ESM-only on purpose: the esm-only profile
 # leaves out CommonJS `require`, which this package does not offer), and the
-# file list: built output, the SQL migrations, README, CHANGELOG, nothing else
+# file list: built output, the SQL migrations, README, CHANGELOG, LICENSE, nothing else
 # (no test, fixture, source or app file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ npm pack --pack-destination "$out" >/dev/null
 tarball="$(ls "$out"/*.tgz)"
 
 tar -tzf "$tarball" | sed 's#^package/##' | sort > "$out/files"
-allowed='^(package\.json|README\.md|CHANGELOG\.md|migrations/[0-9]{4}_[a-z_]+\.sql|dist/([a-z-]+/)?[a-z-]+\.(js|d\.ts))$'
+allowed='^(package\.json|README\.md|CHANGELOG\.md|LICENSE|migrations/[0-9]{4}_[a-z_]+\.sql|dist/([a-z-]+/)?[a-z-]+\.(js|d\.ts))$'
 unexpected="$(grep -vE "$allowed" "$out/files" || true)"
 tests="$(grep -Ei '(^|/)(test|tests|fixtures?|__tests__)/|\.(test|spec)\.|fixture' "$out/files" || true)"
 if [ -n "$unexpected$tests" ]; then
@@ -21,7 +21,11 @@ if [ -n "$unexpected$tests" ]; then
   printf '%s\n' "$unexpected" "$tests" | sort -u | sed '/^$/d' >&2
   exit 1
 fi
-echo "tarball: $(wc -l < "$out/files") files, only built output, migrations and docs"
+if ! grep -qx LICENSE "$out/files"; then
+  echo "FAIL: the tarball has no LICENSE: nobody may use a package without one" >&2
+  exit 1
+fi
+echo "tarball: $(wc -l < "$out/files") files, only built output, migrations, docs and the license"
 
 npx --no-install publint run "$tarball" --strict
 npx --no-install attw "$tarball" --profile esm-only --no-emoji --no-color
