@@ -2,11 +2,16 @@
  * The burst: many callers send one key at the same moment. Exactly one may
  * execute (counted in the database, not taken from the answers), every
  * caller must get the same body, and the others wait for the first to commit
- * and then replay: their latency is what a concurrent duplicate costs.
+ * and then replay: their latency is what a concurrent duplicate costs, and
+ * so is their CPU. A loser runs its handler too (its writes roll back when
+ * its key row's INSERT meets the winner's), so the CPU of all the calls is
+ * measured (`cpu`, per call; the report takes the winners' share out at the
+ * fresh-key write's own price to say what a loser costs).
  */
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Sql } from "postgres";
+import { cpuUse, selfSnapshot, type CpuSnapshot, type CpuUse } from "./cpu";
 import { summarize, type Sample } from "./measure";
 import { inputFor } from "./scenarios";
 import type { Transport } from "./transports";
@@ -20,11 +25,14 @@ export type Burst = {
   divergent: number;
   winner: Sample;
   losers: Sample;
+  /** CPU per call over every burst (the per-key row counts included, a small share). */
+  cpu: CpuUse;
 };
 
 /** `callers` calls with one key at once, for `keys` keys one after another. */
-export async function burst(t: Transport, sql: Sql, tenantId: string, keys: number, callers: number): Promise<Burst> {
+export async function burst(t: Transport, sql: Sql, tenantId: string, keys: number, callers: number, snapshot: () => Promise<CpuSnapshot> = async () => selfSnapshot()): Promise<Burst> {
   const run = randomUUID().slice(0, 8);
+  const cpuFrom = await snapshot();
   const winners: number[] = [];
   const losers: number[] = [];
   const executions: number[] = [];
@@ -47,9 +55,11 @@ export async function burst(t: Transport, sql: Sql, tenantId: string, keys: numb
     // Two ledger entries per payment: anything else is a partial or doubled execution.
     executions.push(row!.entries === 2 * row!.payments ? row!.payments : -1);
   }
+  const cpu = cpuUse(cpuFrom, await snapshot(), keys * callers);
   return {
     keys,
     callers,
+    cpu,
     executions: { min: Math.min(...executions), max: Math.max(...executions) },
     divergent,
     winner: summarize(winners, 1),

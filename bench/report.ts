@@ -42,6 +42,9 @@ function scenarioRows(r: TransportResult, statements: boolean): Row[] {
     "",
   ], s.cpu?.statementsPerOp === undefined ? "-" : s.cpu.statementsPerOp.toFixed(2));
   const b = r.burst;
+  // What a loser costs: every call's CPU less the winners', each at the fresh-key write's price in this run.
+  const perLoser = (all: number | undefined, winner: number | undefined) =>
+    all === undefined || winner === undefined || b.losers.count === 0 ? undefined : (all * b.keys * b.callers - winner * b.keys) / b.losers.count;
   const once = b.executions.min === 1 && b.executions.max === 1 && b.divergent === 0;
   const executions = b.executions.min === b.executions.max ? `${b.executions.min}` : `${b.executions.min}..${b.executions.max}`;
   return [
@@ -57,10 +60,10 @@ function scenarioRows(r: TransportResult, statements: boolean): Row[] {
       ms(b.losers.p50),
       ms(b.losers.p99),
       "-",
-      "-",
-      "-",
-      "-",
-      `${b.keys} keys: executions/key ${executions} ${once ? "(ok)" : "(WRONG)"}, ${b.losers.count} replays, ` +
+      int(perLoser(b.cpu.selfUs, r.writes.subject.cpu?.selfUs)),
+      int(perLoser(b.cpu.postgresUs, r.writes.subject.cpu?.postgresUs)),
+      pct(b.cpu.otherShare),
+      `${b.keys} keys: executions/key ${executions} ${once ? "(ok)" : "(WRONG)"}, ${b.losers.count} replays (CPU: per loser, rolled-back work included), ` +
         `${b.divergent} divergent bodies; winner p50 ${ms(b.winner.p50)} ms`,
     ], "-"),
   ];

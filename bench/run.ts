@@ -125,7 +125,7 @@ async function main() {
         await warmUp(t, stored[0]!.paymentId);
         const { plain, floor } = await writes(t, rounds, load);
         const reads = await readVsReplay(t, stored, rounds, load);
-        const b = await burst(t, sql, tenant.id, positive("burst-keys"), positive("burst-callers"));
+        const b = await burst(t, sql, tenant.id, positive("burst-keys"), positive("burst-callers"), load.cpu);
         results.push({ transport: t.name, writes: plain, floor, reads, burst: b });
       } finally {
         await t.close();
