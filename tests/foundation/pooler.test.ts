@@ -28,7 +28,7 @@ import { reconcile } from "../../server/reconcile/reconcile";
 import { createCallerFactory, router, tenantProcedure } from "../../server/trpc";
 import { ledgerFor, unbalancedTransactions } from "../support/api";
 import { freePort } from "../support/database";
-import { barrier, effects, effectsFor, ensureEffectsTable, holderThatHangs, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "../idempotency/fixture";
+import { barrier, effects, effectsFor, ensureEffectsTable, holderThatHangs, keyRow, newTenant, post, uniqueKey, type TestTenant } from "../idempotency/fixture";
 import { chargesFor, killOnceCharged, payChild, paymentsForKey, providerCharges } from "../payments/support";
 
 const POOL_SIZE = 3;
@@ -141,17 +141,25 @@ describe.skipIf(!installed)(`through PgBouncer in transaction mode, pool_size ${
     }
   });
 
-  it("a duplicate waits at most its budget (lock_timeout set in its own transaction), then 409", { timeout: 30_000 }, async () => {
+  it("a duplicate whose INSERT meets an uncommitted key row waits at most its budget (lock_timeout set in its own transaction), then 409", { timeout: 30_000 }, async () => {
     const key = uniqueKey("bounded");
-    const hold = park(key, "after-write");
-    const first = post(tenant, "/t/atomic", { tag: key, amount: 3 }, key);
-    await hold.entered;
-    // The holder keeps the key's lock until the duplicates have answered: an unbounded wait would never end.
-    const atOnce = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 3 }, key);
-    const afterBudget = await post(tenant, "/t/atomic", { tag: key, amount: 3 }, key);
-    expect([atOnce.status, afterBudget.status]).toEqual([409, 409]);
-    hold.release();
-    expect((await first).status).toBe(201);
+    // Another attempt's key row, inserted and not committed: its transaction holds one of the pooler's three server connections.
+    const holder = await database().sql.reserve();
+    try {
+      await holder`begin`;
+      await holder`insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, expires_at)
+        values (${tenant.id}, ${key}, 'atomic', 'held', 'held', now() + interval '1 hour')`;
+      // An unbounded wait would never end: the holder commits nothing until both duplicates have answered.
+      const atOnce = await post(tenant, "/t/atomic-no-wait", { tag: key, amount: 3 }, key);
+      const afterBudget = await post(tenant, "/t/atomic", { tag: key, amount: 3 }, key);
+      expect([atOnce.status, afterBudget.status]).toEqual([409, 409]);
+      await holder`rollback`;
+    } finally {
+      holder.release();
+    }
+    // Neither duplicate's work committed; the key is free again, and a retry runs once.
+    expect(await effectsFor(tenant.id, key)).toHaveLength(0);
+    expect((await post(tenant, "/t/atomic", { tag: key, amount: 3 }, key)).status).toBe(201);
     expect(await effectsFor(tenant.id, key)).toHaveLength(1);
   });
 
