@@ -28,9 +28,26 @@ const port = (name: string, value: string | undefined, fallback: number): number
   return n;
 };
 
+const USAGE = `Usage: npm run cluster [-- OPTIONS]
+
+HAProxy in front of N instances of one build, PgBouncer (transaction mode), the
+provider stand-in and PostgreSQL (DATABASE_URL's, or the embedded one), all on
+loopback. Ctrl-C stops all of it.
+
+  --instances N         instances behind HAProxy, 1 to 16 (default 2)
+  --port P              HAProxy's front door (default 8080)
+  --instance-port P     the first instance's port; the others follow (default 3001)
+  --pooler-port P       PgBouncer (default 6432)
+  --stats-port P        also HAProxy's read-only stats page on P
+  --prometheus          also Prometheus, scraping every instance with ops/prometheus/alerts.yml
+  --prometheus-port P   Prometheus's port (default 9090)
+  --help                this text
+`;
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
+      help: { type: "boolean", default: false },
       instances: { type: "string", default: "2" },
       port: { type: "string" },
       "instance-port": { type: "string" },
@@ -40,6 +57,10 @@ async function main(): Promise<void> {
       "prometheus-port": { type: "string" },
     },
   });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const instances = Number(values.instances);
   if (!Number.isInteger(instances) || instances < 1 || instances > 16) fail(`--instances must be 1 to 16, got ${values.instances}`);
   const haproxyPort = port("port", values.port, 8080);
@@ -138,4 +159,7 @@ async function main(): Promise<void> {
   process.stdout.write(`The cluster is up:\n${lines.map((l) => `  ${l}`).join("\n")}\n`);
 }
 
-main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
+main().catch((error: unknown) => {
+  const unknown = (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION";
+  fail(`${error instanceof Error ? error.message : String(error)}${unknown ? " (npm run cluster -- --help lists the options)" : ""}`);
+});
