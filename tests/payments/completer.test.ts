@@ -282,4 +282,19 @@ describe("npm run keys:complete", () => {
     expect(await completerRow(tenant.id, key)).toMatchObject({ state: "completed", completed_by: "completer" });
     expect(await chargesFor(pending.id)).toHaveLength(1);
   });
+
+  it("exits 1 while a key needs attention, also one an earlier round gave up on, and says so", async () => {
+    const tenant = await newTenant("completer-cli-attention");
+    const key = newKey("attention");
+    await abandonedPayment(tenant, key, { amount: "5.00", destination: "acct_test_123" });
+    // An earlier round gave up on it: it is no longer due, so this round takes nothing up.
+    await database().sql`update idempotency_keys set completer_gave_up_at = now() where tenant_id = ${tenant.id} and key = ${key}`;
+    const round = run(process.execPath, ["--import", "tsx", "scripts/keys-complete.ts", "--tenant", tenant.id], {
+      env: { ...process.env, DATABASE_URL: inject("databaseUrl"), PSP_URL: inject("pspUrl"), LOG_LEVEL: "silent" },
+    });
+    await expect(round).rejects.toMatchObject({
+      code: 1,
+      stdout: "Completed 0 of 0 due idempotency keys.\n1 idempotency key(s) need attention: see /admin, or resume them there.\n",
+    });
+  });
 });
