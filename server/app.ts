@@ -1,12 +1,15 @@
 /**
- * The composition root: the only module that knows every part. It builds the
+ * The composition root. It builds the
  * idempotency runtime, the router and the one procedure registry once, and
  * hands each part what it needs — procedures get their services in the
  * request context, the completer the registry, the REST surface and the
  * OpenAPI document the registry — so no part imports its way up to here.
  * The failure lab is plugged in through the core's ports, acting in demo
  * mode only. Every entrance (the route handlers, pages, the server's
- * start-up, tests) starts from here.
+ * start-up, tests) starts from here. Not yet the only way in: the database
+ * pool and the provider client are still module singletons (db/client.ts
+ * `database()`, server/payments/provider.ts `psp()`) that other modules
+ * reach for themselves.
  */
 import type { AnyRouter } from "@trpc/server";
 import { database } from "../db/client";

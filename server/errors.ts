@@ -127,7 +127,7 @@ function fromCause(cause: unknown): Problem | undefined {
   if (cause instanceof z.ZodError) return validationProblem(cause);
   if (cause instanceof DomainError) return problemOf(cause.slug, cause.message, cause.extensions);
   if (cause instanceof UpstreamUnavailableError) return problemOf("upstream-unavailable", cause.message, { retryAfter: 1 });
-  // The middleware names its types itself; the registry lists each of them (tests/foundation/problems.test.ts).
+  // The middleware names its types itself; the registry lists each of them (tests/contract/document.test.ts).
   if (cause instanceof IdempotencyError && isProblemSlug(cause.problem)) {
     const retry = cause instanceof IdempotencyKeyInProgressError || cause instanceof IdempotencyLeaseLostError;
     return problemOf(cause.problem, cause.message, retry ? { retryAfter: cause.retryAfterSeconds } : {});

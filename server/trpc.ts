@@ -1,5 +1,7 @@
 /**
- * The single `initTRPC`. Routers import the procedures exported here, never
+ * The app's `initTRPC` (the observability plug-in and the middleware package
+ * build their partial procedures with tRPC instances of their own, joined
+ * here by `.concat()`). Routers import the procedures exported here, never
  * raw middlewares:
  * - `publicProcedure`: no tenant;
  * - `tenantProcedure`: `Authorization: Bearer <token>` resolved to a tenant;

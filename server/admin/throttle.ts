@@ -8,7 +8,7 @@
  *   takes its point before the password is checked, so guesses sent in
  *   parallel count too; a correct password gives it back. The address is the
  *   first `X-Forwarded-For` value, which the server rewrites at the socket
- *   (server/edge/forwarded.ts, TRUST_PROXY), so a client cannot pick it.
+ *   (server/edge/node-edge.ts, TRUST_PROXY), so a client cannot pick it.
  * - Per operator: after a few free failures each further one makes the next
  *   attempt for that operator wait, doubling up to a short cap. Guesses from
  *   many addresses slow down sharply, yet the right password waits at most

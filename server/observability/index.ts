@@ -2,7 +2,8 @@
  * Metrics and traces, as one plug-in: every hook the app needs, gathered in
  * `instrument`, each fitted to a port the core already has (the
  * middleware's `onEvent`, the provider client's transport, the completer's
- * loop, the sweep, a route handler). The composition root applies them;
+ * loop, the sweep, a route handler). The procedure builders (server/trpc.ts),
+ * the composition root and the route handlers apply them;
  * nothing on the money path names a metric or a span.
  */
 import { initTRPC } from "@trpc/server";
