@@ -36,7 +36,6 @@ export type TenantLimits = {
 /** `pool`: asked for on first use (building the limits must not open it); `prefix` keeps tests' counters apart. */
 export function createTenantLimits(pool: () => Database, settings: TenantLimitSettings, prefix = "tenant"): TenantLimits {
   let budget: RateLimiterDrizzle | undefined;
-  const counted = new Map<string, { keys: number; at: number }>();
 
   async function admitRequest(tenantId: string): Promise<void> {
     if (settings.requestsPerMinute === 0) return;
@@ -51,14 +50,19 @@ export function createTenantLimits(pool: () => Database, settings: TenantLimitSe
     }
   }
 
-  async function liveKeys(tenantId: string): Promise<number> {
+  // One count per tenant at a time: the requests that find it stale together share the count under way.
+  const counted = new Map<string, { keys: Promise<number>; at: number }>();
+
+  function liveKeys(tenantId: string): Promise<number> {
     const now = Date.now();
     const known = counted.get(tenantId);
     if (known && now - known.at < KEY_COUNT_MAX_AGE_MS) return known.keys;
     const { sql } = pool();
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys k where k.tenant_id = ${tenantId} and not ${isExpired(sql, "k")}`;
-    counted.set(tenantId, { keys: row!.n, at: now });
-    return row!.n;
+    const keys = sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys k where k.tenant_id = ${tenantId} and not ${isExpired(sql, "k")}`.then(([row]) => row!.n);
+    counted.set(tenantId, { keys, at: now });
+    // A failed count is not kept: the next request counts again.
+    keys.catch(() => counted.get(tenantId)?.keys === keys && counted.delete(tenantId));
+    return keys;
   }
 
   async function admitKey(tenantId: string): Promise<void> {

@@ -73,4 +73,21 @@ describe("the key cap", () => {
     await expect(capped(2).admit(tenant.id).catch(refusal)).resolves.toEqual({ slug: "key-quota-exceeded", retryAfter: 10 });
     await expect(capped(2).admit((await newTenant("key-cap-other")).id)).resolves.toBeUndefined();
   });
+
+  it("counts once for the 20 requests that find no count, and the count they share decides for all of them", async () => {
+    const tenant = await newTenant("key-cap-herd");
+    await seedKeys(tenant.id, [{ key: newKey() }, { key: newKey() }]);
+    let counts = 0;
+    const counting = () => (counts++, database());
+    const limits = createTenantLimits(counting, { requestsPerMinute: 0, maxLiveKeys: 2 }, `test-${randomUUID()}`);
+    const ready = barrier(20);
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        await ready();
+        return limits.admit(tenant.id).then(() => "admitted", refusal);
+      }),
+    );
+    expect(counts).toBe(1);
+    expect(outcomes).toEqual(Array.from({ length: 20 }, () => ({ slug: "key-quota-exceeded", retryAfter: 10 })));
+  });
 });
