@@ -15,7 +15,7 @@ import { responseMeta } from "../../app/api/trpc/[trpc]/response-meta";
 import { database } from "../../db/client";
 import { createContextInner } from "../../server/app";
 import { fingerprint } from "@exactly-once/trpc";
-import { acquire, Decision, FirstLook, lockId, type Attempt } from "../../packages/trpc/src/acquire.js";
+import { acquire, Decision, lockId, type Attempt } from "../../packages/trpc/src/acquire.js";
 import { barrier, trpcError } from "../support/api";
 import { caller, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, testRouter, uniqueKey, type TestTenant } from "./fixture";
 
@@ -65,11 +65,7 @@ async function seed(a: Attempt, s: Seed) {
 const live = 30_000;
 const over = -1_000;
 
-// Both first looks: a lock-free read before the transaction, and the take first (bench/README.md, issue 20).
-describe.each([
-  { look: "lock-free read first", answered: 1 },
-  { look: "take first", answered: 0 },
-])("the decision table, row by row ($look)", ({ answered }) => {
+describe("the decision table, row by row", () => {
   it.each([
     { row: "none", seed: undefined, decision: Decision.Claim, seenFence: 0, recoveryPoint: "started" },
     { row: "completed, same request", seed: { state: "completed", sameRequest: true, leaseMs: null, expired: false }, decision: Decision.Replay },
@@ -86,9 +82,8 @@ describe.each([
       const a = attemptFor(uniqueKey("table"), { n: 1 });
       if (c.seed) await seed(a, c.seed);
       const work = async () => ({ held: true });
-      const options = { look: new FirstLook(answered) };
       if (c.decision === Decision.Mismatch || c.decision === Decision.Wait) {
-        const error = await trpcError(acquire(database().sql, a, work, options));
+        const error = await trpcError(acquire(database().sql, a, work));
         expect(error.code).toBe(c.decision === Decision.Mismatch ? "UNPROCESSABLE_CONTENT" : "CONFLICT");
         // The refusal leaves the row as it was.
         expect((await keyRow(a.tenantId, a.key))?.fence).toBe("4");
@@ -102,7 +97,6 @@ describe.each([
           owned = o;
           return work();
         },
-        options,
       );
       if (c.decision === Decision.Replay) {
         expect(acquired).toMatchObject({ kind: "replay", row: { responseBody: '{"stored":true}', state: c.seed!.state } });
@@ -240,56 +234,6 @@ describe("one key, attempts at once", () => {
   });
 });
 
-describe("the first look", () => {
-  const replayed = (look: FirstLook, n: number) => Array.from({ length: n }, () => look.record(Decision.Replay));
-  const claimed = (look: FirstLook, n: number) => Array.from({ length: n }, () => look.record(Decision.Claim));
-
-  it("takes first while most attempts are first attempts, and reads lock-free first once a third or more answer from a row", () => {
-    const look = new FirstLook();
-    expect(look.readFirst).toBe(false);
-    claimed(look, 100);
-    replayed(look, 10);
-    expect(look.readFirst).toBe(false);
-    replayed(look, 10);
-    expect(look.readFirst).toBe(true);
-    for (let i = 0; i < 200; i++) {
-      look.record(Decision.Replay);
-      claimed(look, 2);
-    }
-    // A steady third of replays sits at the threshold; a little under it, not.
-    expect(look.readFirst).toBe(false);
-    claimed(look, 100);
-    for (let i = 0; i < 200; i++) {
-      look.record(Decision.Mismatch);
-      claimed(look, 1);
-    }
-    expect(look.readFirst).toBe(true);
-  });
-
-  it("forgets: after a burst of replays, first attempts take first again within about a window", () => {
-    const look = new FirstLook();
-    replayed(look, 500);
-    expect(look.readFirst).toBe(true);
-    claimed(look, FirstLook.WINDOW * 2);
-    expect(look.readFirst).toBe(false);
-    for (const kept of [Decision.Wait, Decision.Takeover, Decision.Replace]) look.record(kept);
-    expect(look.readFirst).toBe(false);
-  });
-
-  it("learns from what each attempt's first look decided, once per attempt", async () => {
-    const look = new FirstLook();
-    const a = attemptFor(uniqueKey("look"), { n: 1 });
-    await seed(a, { state: "completed", sameRequest: true, leaseMs: null, expired: false });
-    for (let i = 0; i < FirstLook.WINDOW; i++) await acquire(database().sql, a, async () => "ran", { look });
-    expect(look.readFirst).toBe(true);
-    for (let i = 0; i < FirstLook.WINDOW * 2; i++) {
-      const fresh = attemptFor(uniqueKey("look"), { n: 1 });
-      await acquire(database().sql, fresh, async (t) => (await t.rollback(), "ran"), { look });
-    }
-    expect(look.readFirst).toBe(false);
-  });
-});
-
 describe("a stored answer needs no lock", () => {
   // The row is read in the statement that tries the lock; a completed row
   // and a fingerprint never change, so while another transaction holds the
@@ -304,12 +248,11 @@ describe("a stored answer needs no lock", () => {
       await holder`begin`;
       await holder`select pg_advisory_xact_lock(${lockId(a)}::int8)`;
       const started = performance.now();
-      // The take first: its row answers, so its lock does not matter (a lock-free read first never asks for it).
-      const takeFirst = { look: new FirstLook(0) };
-      const replay = await acquire(database().sql, { ...a, event: report }, async () => "ran", takeFirst);
+      // The take's row answers, so its lock does not matter.
+      const replay = await acquire(database().sql, { ...a, event: report }, async () => "ran");
       expect(replay).toMatchObject({ kind: "replay", row: { responseBody: '{"stored":true}' } });
       const other = { ...attemptFor(a.key, { n: 2 }, 5_000), event: report };
-      const mismatch = await trpcError(acquire(database().sql, other, async () => "ran", takeFirst));
+      const mismatch = await trpcError(acquire(database().sql, other, async () => "ran"));
       expect(mismatch.code).toBe("UNPROCESSABLE_CONTENT");
       expect(events).toEqual(["mismatch"]);
       expect(performance.now() - started).toBeLessThan(2_000);

@@ -88,37 +88,6 @@ function answersWithoutLock(row: store.KeyRow | undefined, a: Attempt): boolean 
   return decision === Decision.Replay || decision === Decision.Mismatch;
 }
 
-/**
- * Which way an attempt looks at its key first. A key whose row answers (a
- * replay, a mismatch) needs no transaction: read lock-free, that is one
- * statement. A key without a row (a first attempt) needs the transaction
- * anyway, and a lock-free read before it is a statement and a round trip for
- * nothing. Which of the two a key is, nobody knows before the row is read,
- * so a process keeps the share of its recent attempts whose row answered
- * (about the last `WINDOW`) and reads lock-free first while that share is at
- * least `READ_FIRST_SHARE`: measured (bench/README.md, issue 20), a
- * lock-free read saves a replay about twice the CPU it costs a first attempt.
- * The decisions are the same either way (the decision table reads the same
- * row); only the statements sent differ.
- */
-export class FirstLook {
-  static readonly WINDOW = 32;
-  static readonly READ_FIRST_SHARE = 1 / 3;
-  /** `answered`: the share to start from (0, a process starts with first attempts in mind). */
-  constructor(private answered = 0) {}
-
-  get readFirst(): boolean {
-    return this.answered >= FirstLook.READ_FIRST_SHARE;
-  }
-
-  record(decision: Decision): void {
-    const answered = decision === Decision.Replay || decision === Decision.Mismatch ? 1 : 0;
-    this.answered += (answered - this.answered) / FirstLook.WINDOW;
-  }
-}
-
-const processLook = new FirstLook();
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -175,8 +144,11 @@ async function waitForHolder(sql: Sql, a: Attempt): Promise<store.KeyRow | undef
 }
 
 /**
- * The acquisition step. `work` runs in the locked transaction once the key is
- * this attempt's to take, and must end that transaction (commit) or return
+ * The acquisition step, the locking way. Both flavours come here only after
+ * their own look at the row (`store.peek`) neither answered nor claimed the
+ * key, so it starts with the lock: the take reads the row again under it,
+ * and a replay or a mismatch is still decided on that row at once. `work`
+ * runs in the locked transaction once the key is this attempt's to take, and must end that transaction (commit) or return
  * undefined to look again (the row changed under a lock-free writer, or
  * since `take` read it: then its take fails, and that is looked again too).
  */
@@ -184,27 +156,10 @@ export async function acquire<T>(
   sql: Sql,
   a: Attempt,
   work: (t: KeyTransaction, owned: Owned) => Promise<T | undefined>,
-  options: { savepoint?: string; look?: FirstLook } = {},
+  options: { savepoint?: string } = {},
 ): Promise<Acquired<T>> {
-  const look = options.look ?? processLook;
-  let seen: Decision | undefined;
-  // What the attempt's first look at the row decided teaches the process which look to take first.
-  const first = (decision: Decision) => {
-    if (seen === undefined) look.record((seen = decision));
-    return decision;
-  };
-  const readFirst = look.readFirst;
   for (;;) {
     const step = await inTransaction(sql, async (t): Promise<Acquired<T> | { kind: "wait" } | undefined> => {
-      if (readFirst && seen === undefined) {
-        // Read on the connection the lock would take, so an attempt holds one
-        // connection of the pool (behind a transaction pooler, not one server
-        // session: nothing here needs the same one).
-        const stored = store.loaded(await store.load(t.conn, a));
-        const early = first(decide(stored, a.fingerprint));
-        if (early === Decision.Replay) return { kind: "replay", row: stored! };
-        if (early === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, stored!.procedure));
-      }
       let row: store.KeyRow | undefined;
       try {
         row = await lockAndLoad(t, a, options.savepoint);
@@ -213,7 +168,7 @@ export async function acquire<T>(
         await t.rollback();
         refuse(a, new IdempotencyKeyInProgressError(a.key, retryAfterSeconds(store.loaded(await store.load(sql, a))), { cause: error }));
       }
-      const decision = first(decide(row, a.fingerprint));
+      const decision = decide(row, a.fingerprint);
       if (decision === Decision.Replay) return { kind: "replay", row: row! };
       if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row!.procedure));
       if (decision === Decision.Wait) return { kind: "wait" };

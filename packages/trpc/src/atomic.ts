@@ -7,8 +7,9 @@
  * 1. a look at the key row (`store.peek`, a primary-key probe that finds
  *    nothing), before any transaction, so that a stored answer is one
  *    statement and opens nothing;
- * 2. BEGIN (with the transaction's limits), the handler's statements through
- *    `ctx.idempotency.tx`;
+ * 2. BEGIN (with the transaction's limits), sent without waiting, so that it
+ *    goes out with the handler's first statement through `ctx.idempotency.tx`:
+ *    the look takes the round trip the floor spends on BEGIN alone;
  * 3. one round trip: the completed key row's plain INSERT and COMMIT.
  * No lock, no savepoint, no read of the row back.
  *
@@ -79,7 +80,8 @@ async function unlocked<TTx, R extends HandlerResult>(
       if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row.procedure));
       return undefined;
     }
-    await t.begin(setLocalLimits(a.limits));
+    // BEGIN goes out with the handler's first statement: the look above is the one round trip the floor does not have.
+    t.beginAhead(setLocalLimits(a.limits));
     const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
     const outcome = outcomeOf(runtime, successStatus, result);
     if (result.ok) {

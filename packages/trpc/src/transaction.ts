@@ -36,7 +36,30 @@ async function pipeline(statements: Statements): Promise<unknown[]> {
 
 export class KeyTransaction {
   private open = false;
+  /** A BEGIN sent ahead (`beginAhead`) whose answer nobody has waited for yet. */
+  private opening: PromiseLike<unknown> | undefined;
   constructor(readonly conn: ReservedSql) {}
+
+  /**
+   * BEGIN (with `setup`) sent now, without waiting for its answer: the
+   * statements issued next go out behind it on the same connection, in the
+   * same write when issued in the same turn, so opening the transaction costs
+   * no round trip of its own. Its failure is thrown by `send` or `commit`.
+   */
+  beginAhead(setup: string): void {
+    this.open = true;
+    const opening = this.conn.unsafe(setup ? `begin; ${setup}` : "begin").execute();
+    // Waited for at the next `send` or `commit`; until then its failure must not count as unhandled.
+    opening.catch(() => undefined);
+    this.opening = opening;
+  }
+
+  /** The statements with the BEGIN sent ahead before them, if one is still unanswered. */
+  private behindOpening(statements: Statements): Statements {
+    const opening = this.opening;
+    this.opening = undefined;
+    return opening ? [opening, ...statements] : statements;
+  }
 
   /** BEGIN (with `setup`, plain SQL sent as one simple query) pipelined with `statements`; returns their rows. */
   async begin<T extends Statements>(setup: string, ...statements: T): Promise<Results<T>> {
@@ -47,18 +70,22 @@ export class KeyTransaction {
 
   /** `statements` pipelined inside the open transaction; returns their rows. */
   async send<T extends Statements>(...statements: T): Promise<Results<T>> {
-    return (await pipeline(statements)) as Results<T>;
+    const all = this.behindOpening(statements);
+    return (await pipeline(all)).slice(all.length - statements.length) as Results<T>;
   }
 
   /** `statements` pipelined with COMMIT; returns their rows. */
   async commit<T extends Statements>(...statements: T): Promise<Results<T>> {
-    const rows = await pipeline([...statements, this.conn.unsafe("commit")]);
+    const all = this.behindOpening([...statements, this.conn.unsafe("commit")]);
+    const rows = await pipeline(all);
     this.open = false;
-    return rows.slice(0, -1) as Results<T>;
+    return rows.slice(all.length - statements.length - 1, -1) as Results<T>;
   }
 
   async rollback(to?: string): Promise<void> {
     if (to) return void (await this.conn.unsafe(`rollback to savepoint ${to}`));
+    // A failed BEGIN sent ahead leaves nothing to keep: the rollback ends whatever it opened.
+    this.opening = undefined;
     this.open = false;
     await this.conn.unsafe("rollback");
   }
