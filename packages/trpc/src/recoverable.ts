@@ -133,12 +133,20 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
         return done[name] as never;
       }
       const value = await inTransaction(sql, async (t) => {
-        const [mine] = await t.begin(setLocalLimits(a.limits), store.lockOwned(t.conn, a, fence));
-        if (mine!.length === 0) {
+        // The fence's row lock goes out with the phase's first statement, which runs behind it; what it found is
+        // checked before the phase counts for anything: a holder that lost the key commits nothing of it.
+        const owned = t.beginAhead(setLocalLimits(a.limits), store.lockOwned(t.conn, a, fence));
+        const stillOwned = async () => {
+          const [mine] = await owned;
+          if (mine.length > 0) return;
           lease.lose();
           throw lease.signal.reason;
-        }
-        const value = await fn(runtime.transaction(t.conn));
+        };
+        const value = await fn(runtime.transaction(t.conn)).catch(async (error: unknown) => {
+          await stillOwned();
+          throw error;
+        });
+        await stillOwned();
         done[name] = value ?? null;
         await t.commit(store.savePoint(t.conn, a, fence, name, done, a.leaseMs));
         handle.recoveryPoint = name;

@@ -24,6 +24,8 @@ export const isLockTimeout = (error: unknown) => (error as { code?: string } | u
 
 /** Unsent postgres-js queries: each is sent when awaited, so their order in the list is their order on the wire. */
 type Statements = readonly PromiseLike<unknown>[];
+/** An unsent postgres-js query that can be sent before anyone waits for it. */
+type PendingStatement = PromiseLike<unknown> & { execute(): unknown };
 type Results<T extends Statements> = { -readonly [K in keyof T]: Awaited<T[K]> };
 
 /** Sends `statements` in order in one pipeline; the first failure (in order) is thrown once all have settled. */
@@ -41,17 +43,22 @@ export class KeyTransaction {
   constructor(readonly conn: ReservedSql) {}
 
   /**
-   * BEGIN (with `setup`) sent now, without waiting for its answer: the
-   * statements issued next go out behind it on the same connection, in the
-   * same write when issued in the same turn, so opening the transaction costs
-   * no round trip of its own. Its failure is thrown by `send` or `commit`.
+   * BEGIN (with `setup`) and `statements` sent now, without waiting for their
+   * answers: whatever is issued next goes out behind them on the same
+   * connection, in the same write when issued in the same turn, so opening
+   * the transaction costs no round trip of its own. Returns the statements'
+   * rows, for the caller to check before it commits; a failure is also
+   * thrown by the next `send` or `commit`.
    */
-  beginAhead(setup: string): void {
+  beginAhead<T extends readonly PendingStatement[]>(setup: string, ...statements: T): Promise<Results<T>> {
     this.open = true;
     const opening = this.conn.unsafe(setup ? `begin; ${setup}` : "begin").execute();
-    // Waited for at the next `send` or `commit`; until then its failure must not count as unhandled.
-    opening.catch(() => undefined);
-    this.opening = opening;
+    for (const statement of statements) statement.execute();
+    const answered = pipeline([opening, ...statements]).then((rows) => rows.slice(1) as Results<T>);
+    // Waited for at the next `send` or `commit` if not before; until then its failure must not count as unhandled.
+    answered.catch(() => undefined);
+    this.opening = answered;
+    return answered;
   }
 
   /** The statements with the BEGIN sent ahead before them, if one is still unanswered. */
