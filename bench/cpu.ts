@@ -27,6 +27,8 @@ export type CpuSnapshot = {
   total?: number;
   /** Statements PostgreSQL has executed for the database (pg_stat_statements), when asked for. */
   statements?: number;
+  /** CPU so far (µs) of the other servers the run relies on (`also`: Redis for the peers), when asked for. */
+  also?: number;
 };
 
 /** This process alone: CPU of all its threads, and its event loop. */
@@ -127,14 +129,19 @@ export function postgresUsed(from: PostgresProcesses, to: PostgresProcesses, win
  * `settle` runs before each snapshot: work the window caused but deferred
  * (the event batches) is then counted in the window that caused it.
  */
-export function cpuProbe(sql: Sql, settle: () => Promise<void> = async () => undefined, options: { statements?: boolean } = {}): () => Promise<CpuSnapshot> {
+export function cpuProbe(
+  sql: Sql,
+  settle: () => Promise<void> = async () => undefined,
+  options: { statements?: boolean; also?: () => number[] } = {},
+): () => Promise<CpuSnapshot> {
   return async () => {
     await settle();
     const rows = await sql<{ pid: number }[]>`
       select pid from pg_stat_activity
       where (datname = current_database() or datname is null) and backend_type not like 'autovacuum%'`;
     const statements = options.statements ? await statementsSoFar(sql) : undefined;
-    return { ...selfSnapshot(), postgres: postgres(rows.map((r) => r.pid)), at: sinceBoot(), ...machine(), statements };
+    const also = options.also?.().reduce((sum, pid) => sum + (onCpu(pid) ?? Number.NaN), 0);
+    return { ...selfSnapshot(), postgres: postgres(rows.map((r) => r.pid)), at: sinceBoot(), ...machine(), statements, also };
   };
 }
 
@@ -164,15 +171,16 @@ async function statementsSoFar(sql: Sql): Promise<number> {
  * Per operation (µs) for this process and PostgreSQL, how busy the event loop
  * was (0..1), and the share of the machine other processes used.
  */
-export type CpuUse = { selfUs: number; loopBusy: number; postgresUs?: number; otherShare?: number; statementsPerOp?: number };
+export type CpuUse = { selfUs: number; loopBusy: number; postgresUs?: number; otherShare?: number; statementsPerOp?: number; alsoUs?: number };
 
 export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse {
   const self = to.self - from.self;
   const pg = to.postgres && from.postgres && from.at !== undefined ? postgresUsed(from.postgres, to.postgres, from.at) : undefined;
   const total = to.total !== undefined && from.total !== undefined ? to.total - from.total : undefined;
   const busy = to.busy !== undefined && from.busy !== undefined ? to.busy - from.busy : undefined;
-  const other = busy !== undefined && total && pg !== undefined ? Math.max(0, busy - self - pg) / total : undefined;
+  const also = to.also !== undefined && from.also !== undefined ? to.also - from.also : undefined;
+  const other = busy !== undefined && total && pg !== undefined ? Math.max(0, busy - self - pg - (also ?? 0)) / total : undefined;
   const loopBusy = performance.eventLoopUtilization(to.loop, from.loop).utilization;
   const statements = to.statements !== undefined && from.statements !== undefined ? (to.statements - from.statements) / ops : undefined;
-  return { selfUs: self / ops, loopBusy, postgresUs: pg === undefined ? undefined : pg / ops, otherShare: other, statementsPerOp: statements };
+  return { selfUs: self / ops, loopBusy, postgresUs: pg === undefined ? undefined : pg / ops, otherShare: other, statementsPerOp: statements, alsoUs: also === undefined ? undefined : also / ops };
 }

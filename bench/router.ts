@@ -5,7 +5,11 @@
  * second through the idempotency middleware; `floor` is the least any design
  * that stores a result can do (the plain transaction plus one INSERT of the
  * completed key row, pipelined with COMMIT: no lookup, no lock); `read` reads
- * one payment back, the baseline a replay is compared with.
+ * one payment back, the baseline a replay is compared with. `recoverable`
+ * does the same write in a phase of the recoverable flavour around a call
+ * out that does nothing, and `recoverableFloor` is that flavour's floor: the
+ * claim committed on its own, then the write and the key's completion in
+ * one transaction (two commits, no lookup, no lock, no lease renewal).
  */
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
@@ -14,7 +18,8 @@ import { ledgerEntries, payments, PaymentStatus } from "../db/schema";
 import { fingerprint, IDEMPOTENCY_KEY_HEADER, KeyState } from "@exactly-once/trpc";
 import { newId } from "../server/ids";
 import type { RestMeta } from "../server/meta";
-import { idempotentProcedure, router, tenantProcedure } from "../server/trpc";
+import type { ReservedSql, Sql } from "postgres";
+import { idempotentProcedure, recoverableProcedure, router, tenantProcedure } from "../server/trpc";
 
 export const paymentInput = z.object({
   amountMinor: z.number().int().positive(),
@@ -57,6 +62,36 @@ export async function recordPayment(tx: Pick<Db, "insert">, tenantId: string, i:
   return { ...row!, createdAt: row!.createdAt.toISOString() };
 }
 
+const keyOf = (ctx: { headers: Headers }) => ctx.headers.get(IDEMPOTENCY_KEY_HEADER) ?? "";
+
+/** The provider's call, a no-op: the recoverable rows measure the flavour around a call out, not the call. */
+const callOut = async (_downstreamKey: string) => undefined;
+
+/**
+ * The business write and the key row's statement (`keyRow`, given the write's
+ * output) in one transaction on a reserved connection, the statement pipelined
+ * with COMMIT: the floors' own transaction.
+ */
+async function inFloorTransaction(
+  ctx: { sql: Sql; tenant: { id: string } },
+  input: PaymentInput,
+  key: string,
+  keyRow: (conn: ReservedSql, output: Awaited<ReturnType<typeof recordPayment>>) => PromiseLike<unknown>,
+) {
+  const conn = await ctx.sql.reserve();
+  try {
+    await conn.unsafe("begin");
+    const output = await recordPayment(drizzleOn(conn), ctx.tenant.id, input, newId("pay"), { idempotencyKey: key });
+    await Promise.all([keyRow(conn, output), conn.unsafe("commit")]);
+    return output;
+  } catch (error) {
+    await conn.unsafe("rollback");
+    throw error;
+  } finally {
+    conn.release();
+  }
+}
+
 export const benchRouter = router({
   plain: tenantProcedure
     .meta(rest("POST", "/bench/plain", 201))
@@ -74,25 +109,33 @@ export const benchRouter = router({
     .meta(rest("POST", "/bench/floor", 201))
     .input(paymentInput)
     .mutation(async ({ ctx, input, path }) => {
-      const key = ctx.headers.get(IDEMPOTENCY_KEY_HEADER) ?? "";
+      const key = keyOf(ctx);
       const fp = fingerprint(path, input);
-      const conn = await ctx.sql.reserve();
-      try {
-        await conn.unsafe("begin");
-        const output = await recordPayment(drizzleOn(conn), ctx.tenant.id, input, newId("pay"), { idempotencyKey: key });
-        await Promise.all([
-          conn`
-            insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, response_status, response_body, completed_at, expires_at)
-            values (${ctx.tenant.id}, ${key}, ${path}, ${fp.hash}, ${fp.request}, ${KeyState.Completed}, 201, ${JSON.stringify(output)}, now(), now() + interval '1 day')`,
-          conn.unsafe("commit"),
-        ]);
-        return output;
-      } catch (error) {
-        await conn.unsafe("rollback");
-        throw error;
-      } finally {
-        conn.release();
-      }
+      return inFloorTransaction(ctx, input, key, (conn, output) => conn`
+        insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, response_status, response_body, completed_at, expires_at)
+        values (${ctx.tenant.id}, ${key}, ${path}, ${fp.hash}, ${fp.request}, ${KeyState.Completed}, 201, ${JSON.stringify(output)}, now(), now() + interval '1 day')`);
+    }),
+  recoverable: recoverableProcedure(paymentInput)
+    .meta(rest("POST", "/bench/recoverable", 201))
+    .mutation(async ({ ctx, input }) => {
+      const h = ctx.idempotency;
+      const output = await h.phase("recorded", (tx) => recordPayment(tx, ctx.tenant.id, input, newId("pay"), { idempotencyKey: h.key }));
+      await callOut(h.downstreamKey);
+      return output;
+    }),
+  recoverableFloor: tenantProcedure
+    .meta(rest("POST", "/bench/recoverable-floor", 201))
+    .input(paymentInput)
+    .mutation(async ({ ctx, input, path }) => {
+      const key = keyOf(ctx);
+      const fp = fingerprint(path, input);
+      await ctx.sql`
+        insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, locked_until, expires_at)
+        values (${ctx.tenant.id}, ${key}, ${path}, ${fp.hash}, ${fp.request}, ${KeyState.InProgress}, now() + interval '30 seconds', now() + interval '1 day')`;
+      await callOut(key);
+      return inFloorTransaction(ctx, input, key, (conn, output) => conn`
+        update idempotency_keys set state = ${KeyState.Completed}, locked_until = null, response_status = 201, response_body = ${JSON.stringify(output)}, completed_at = now()
+        where tenant_id = ${ctx.tenant.id} and key = ${key}`);
     }),
   read: tenantProcedure
     .meta(rest("GET", "/bench/read"))

@@ -12,7 +12,10 @@
  * measures the scaled-out topology instead (bench/cluster.ts); `--sweep`
  * only the expiry sweep at scale (bench/sweep.ts; --sweep-keys, 1,000,000);
  * `--observability [--trace-ratio R] [--bare]` only the CPU per operation
- * with metrics and tracing off and on (bench/observability.ts).
+ * with metrics and tracing off and on (bench/observability.ts). `--peers`
+ * adds the plain write wrapped by two published libraries with Redis
+ * (REDIS_URL, redis://127.0.0.1:6379), beside ours and the floor
+ * (bench/peers.ts).
  */
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -28,12 +31,13 @@ import { runAdminBench } from "./admin";
 import { runCleanupBench } from "./cleanup";
 import { runClusterBench } from "./cluster";
 import { runObservabilityBench } from "./observability";
+import { connectRedis, peerCrashes, peersAlone, peerWrites, renderPeers } from "./peers";
 import { runSweepBench } from "./sweep";
 import { burst } from "./burst";
 import { cpuProbe, enableStatements } from "./cpu";
 import { drive, type Load } from "./measure";
 import { render, type TransportResult } from "./report";
-import { readVsReplay, storeKeys, writes } from "./scenarios";
+import { readVsReplay, recoverableWrites, storeKeys, writes } from "./scenarios";
 import { inProcess, overHttp, type Transport } from "./transports";
 
 const { values } = parseArgs({
@@ -57,6 +61,8 @@ const { values } = parseArgs({
     /** Only the expiry sweep at scale: --sweep-keys expired keys deleted while eight writers run. */
     sweep: { type: "boolean", default: false },
     "sweep-keys": { type: "string", default: "1000000" },
+    /** The plain write wrapped by @node-idempotency/core and Powertools' idempotency with Redis, beside ours. */
+    peers: { type: "boolean", default: false },
     /** Only the fresh-key write and the replay with metrics and tracing off and on. */
     observability: { type: "boolean", default: false },
     /** With --observability: the share of traces recorded (OTEL_TRACES_SAMPLER_ARG), 1 by default. */
@@ -65,7 +71,7 @@ const { values } = parseArgs({
     bare: { type: "boolean", default: false },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability" | "statements" | "bare">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability" | "statements" | "bare" | "peers">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -77,7 +83,9 @@ const rounds = positive("rounds");
 async function warmUp(t: Transport, paymentId: string) {
   const short = { ...base, warmupMs: 0, durationMs: 500 };
   const input = { amountMinor: 100, currency: "EUR", destination: "acct_warmup" };
-  await drive(() => t.plain(input), short);
+  await drive(async () => void (await t.plain(input)), short);
+  await drive(async (n) => t.recoverable(`bench-warmup-rec-${t.name}-${n}-${Date.now()}`, input), short);
+  await drive(async (n) => t.recoverableFloor(`bench-warmup-recfloor-${t.name}-${n}-${Date.now()}`, input), short);
   await drive(async (n) => void (await t.wrapped(`bench-warmup-${t.name}-${n}-${Date.now()}`, input)), short);
   await drive((n) => t.floor(`bench-warmup-floor-${t.name}-${n}-${Date.now()}`, input), short);
   await drive(() => t.read(paymentId), short);
@@ -96,11 +104,13 @@ async function main() {
   const fresh = await createFreshDatabase("bench");
   // The CPU probe's own connection: a snapshot must not queue behind the load in the app's pool.
   const probe = postgres(fresh.url, { max: 1, onnotice: () => {} });
+  const redis = values.peers ? await connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379") : undefined;
   try {
     const { sql, db } = openDatabase(fresh.url, { max: 20 });
     // Event batches are written at the window's edges, so each window pays for its own events (replay counts keep their minute).
     if (values.statements) await enableStatements(probe);
-    const load: Load = { ...base, cpu: cpuProbe(probe, () => flushEvents({ replays: false }), { statements: values.statements }) };
+    const also = () => (redis ? [redis.pid] : []);
+    const load: Load = { ...base, cpu: cpuProbe(probe, () => flushEvents({ replays: false }), { statements: values.statements, also }) };
     const [{ version } = { version: "?" }] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
     const { tenant, token } = await createTenant(db, "bench");
     const tenantWithToken = { ...tenant, token };
@@ -112,6 +122,10 @@ async function main() {
       return await runSweepBench(sql, local, load, positive("sweep-keys"));
     }
     const stored = await storeKeys(local, positive("replay-keys"), load.concurrency);
+    // The pool's statements were first planned on empty tables, where a key's lookup by (tenant_id, key) can
+    // get a cached plan through the (tenant_id, state, created_at, key) index that walks all of a tenant's keys.
+    // A production table is past its first autoanalyze; ANALYZE gives these tables statistics and drops those plans.
+    await sql`analyze`;
     if (values.observability) {
       const sampleRatio = positive("trace-ratio");
       const bare = values.bare;
@@ -124,9 +138,10 @@ async function main() {
       try {
         await warmUp(t, stored[0]!.paymentId);
         const { plain, floor } = await writes(t, rounds, load);
+        const recoverable = await recoverableWrites(t, rounds, load);
         const reads = await readVsReplay(t, stored, rounds, load);
         const b = await burst(t, sql, tenant.id, positive("burst-keys"), positive("burst-callers"), load.cpu);
-        results.push({ transport: t.name, writes: plain, floor, reads, burst: b });
+        results.push({ transport: t.name, writes: plain, floor, recoverable, reads, burst: b });
       } finally {
         await t.close();
       }
@@ -136,10 +151,19 @@ async function main() {
       `PostgreSQL ${version} (${env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
       `concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ${seconds} s in all`;
     process.stdout.write(render(results, setup));
+    if (redis) {
+      // A peer adds less than one window's CPU swings by: at least 5 rounds, so one disturbed round moves no median.
+      const peerRounds = Math.max(rounds, 5);
+      const rows = await peerWrites(local, redis, peerRounds, load);
+      const alone = await peersAlone(redis, peerRounds, load);
+      const peerSetup = `in-process, Redis at ${redis.url}, PostgreSQL ${version}, concurrency ${load.concurrency}, median of ${peerRounds} rounds of ${load.durationMs / 1000} s`;
+      process.stdout.write(`\n${renderPeers(rows, alone, await peerCrashes(local, redis, sql), peerSetup)}`);
+    }
     // The dashboard at scale, on the same database, after the load (its keys stay out of the way above).
     if (!values["no-cleanup"]) await runCleanupBench(sql, local, load);
     if (!values["no-admin"]) await runAdminBench(sql);
   } finally {
+    await redis?.close();
     await flushEvents();
     await probe.end();
     await closeDatabase();

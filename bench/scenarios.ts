@@ -4,6 +4,9 @@
  *   middleware with a fresh key per call (the cost of idempotency on a first
  *   attempt), and with only a completed key row added (the least any design
  *   that stores a result can cost);
+ * - the recoverable flavour's write (a phase and a call out that does
+ *   nothing) vs its floor (the claim committed, then the write and the key's
+ *   completion in one transaction);
  * - read vs replay: reading one payment, then replaying a stored key (the
  *   cost of answering a retry from the key table).
  * The burst (many callers, one key) is in burst.ts.
@@ -23,7 +26,7 @@ const medianOf = (samples: Sample[], of: (s: Sample) => number | undefined): num
 };
 
 /** Every metric's median over the rounds (each on its own, so one slow round moves none of them). */
-function mid(samples: Sample[]): Sample {
+export function mid(samples: Sample[]): Sample {
   const m = (of: (s: Sample) => number | undefined) => medianOf(samples, of);
   return {
     opsPerSec: m((s) => s.opsPerSec)!,
@@ -33,7 +36,11 @@ function mid(samples: Sample[]): Sample {
     cpu: {
       selfUs: m((s) => s.cpu?.selfUs) ?? Number.NaN,
       loopBusy: m((s) => s.cpu?.loopBusy) ?? Number.NaN,
-      postgresUs: m((s) => s.cpu?.postgresUs), otherShare: m((s) => s.cpu?.otherShare), statementsPerOp: m((s) => s.cpu?.statementsPerOp) },
+      postgresUs: m((s) => s.cpu?.postgresUs),
+      otherShare: m((s) => s.cpu?.otherShare),
+      statementsPerOp: m((s) => s.cpu?.statementsPerOp),
+      alsoUs: m((s) => s.cpu?.alsoUs),
+    },
   };
 }
 
@@ -42,7 +49,7 @@ function mid(samples: Sample[]): Sample {
  * always runs on the warmer (or more bloated) database. Returns each side's
  * samples, one a round.
  */
-async function interleave(sides: ((n: number) => Promise<void>)[], rounds: number, load: Load): Promise<Sample[][]> {
+export async function interleave(sides: ((n: number) => Promise<void>)[], rounds: number, load: Load): Promise<Sample[][]> {
   const samples = sides.map((): Sample[] => []);
   for (let r = 0; r < rounds; r++) {
     const order = sides.map((_, i) => i);
@@ -71,7 +78,7 @@ export async function writes(t: Transport, rounds: number, load: Load): Promise<
   let seq = 0;
   const [plain, wrapped, floor] = await interleave(
     [
-      (n) => t.plain(inputFor(n)),
+      async (n) => void (await t.plain(inputFor(n))),
       async (n) => {
         const answer = await t.wrapped(`bench-${t.name}-${run}-${seq++}`, inputFor(n));
         if (answer.replayed) throw new Error("a fresh key was answered as a replay");
@@ -82,6 +89,18 @@ export async function writes(t: Transport, rounds: number, load: Load): Promise<
     load,
   );
   return { plain: pair(plain!, wrapped!), floor: pair(floor!, wrapped!) };
+}
+
+/** The recoverable flavour's write (one phase, a call out that does nothing) against its floor: two commits. */
+export async function recoverableWrites(t: Transport, rounds: number, load: Load): Promise<Pair> {
+  const run = randomUUID().slice(0, 8);
+  let seq = 0;
+  return compare(
+    (n) => t.recoverableFloor(`bench-recfloor-${t.name}-${run}-${seq++}`, inputFor(n)),
+    (n) => t.recoverable(`bench-rec-${t.name}-${run}-${seq++}`, inputFor(n)),
+    rounds,
+    load,
+  );
 }
 
 /** Keys completed once, with the payment each created: the replays' keys and the reads' ids. */

@@ -1,5 +1,5 @@
 /**
- * The four bench procedures behind one interface, reached either in-process
+ * The bench procedures behind one interface, reached either in-process
  * (`createCaller` on a fresh context per call, as a server component or a
  * test would) or over HTTP through the REST surface. Every call checks its
  * answer, so a benchmark of failing calls cannot pass for a fast one.
@@ -16,9 +16,12 @@ export type Answer = { body: string; replayed: boolean };
 
 export type Transport = {
   name: string;
-  plain: (input: PaymentInput) => Promise<void>;
+  /** The plain write; in-process it returns what the procedure returned (a peer stores it as its answer). */
+  plain: (input: PaymentInput) => Promise<unknown>;
   wrapped: (key: string, input: PaymentInput) => Promise<Answer>;
   floor: (key: string, input: PaymentInput) => Promise<void>;
+  recoverable: (key: string, input: PaymentInput) => Promise<void>;
+  recoverableFloor: (key: string, input: PaymentInput) => Promise<void>;
   read: (id: string) => Promise<void>;
   close: () => Promise<void>;
 };
@@ -32,9 +35,7 @@ export function inProcess(tenant: Tenant): Transport {
   };
   return {
     name: "in-process",
-    plain: async (input) => {
-      await (await call()).caller.plain(input);
-    },
+    plain: async (input) => (await call()).caller.plain(input),
     wrapped: async (key, input) => {
       const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key }));
       const output = await caller.wrapped(input);
@@ -42,6 +43,14 @@ export function inProcess(tenant: Tenant): Transport {
     },
     floor: async (key, input) => {
       await (await call(new Headers({ "Idempotency-Key": key }))).caller.floor(input);
+    },
+    recoverable: async (key, input) => {
+      const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key }));
+      await caller.recoverable(input);
+      if (ctx.response.headers.get("Idempotent-Replayed") === "true") throw new Error("a fresh key was answered as a replay");
+    },
+    recoverableFloor: async (key, input) => {
+      await (await call(new Headers({ "Idempotency-Key": key }))).caller.recoverableFloor(input);
     },
     read: async (id) => {
       await (await call()).caller.read({ id });
@@ -64,6 +73,7 @@ export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Tran
     plain: async (input) => {
       const r = await http.send("POST", "/api/bench/plain", json, JSON.stringify(input));
       expect(r.status, 201, "POST /bench/plain", r.body);
+      return r.body;
     },
     wrapped: async (key, input) => {
       const r = await http.send("POST", "/api/bench/wrapped", { ...json, "idempotency-key": key }, JSON.stringify(input));
@@ -73,6 +83,15 @@ export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Tran
     floor: async (key, input) => {
       const r = await http.send("POST", "/api/bench/floor", { ...json, "idempotency-key": key }, JSON.stringify(input));
       expect(r.status, 201, "POST /bench/floor", r.body);
+    },
+    recoverable: async (key, input) => {
+      const r = await http.send("POST", "/api/bench/recoverable", { ...json, "idempotency-key": key }, JSON.stringify(input));
+      expect(r.status, 201, "POST /bench/recoverable", r.body);
+      if (r.headers["idempotent-replayed"] === "true") throw new Error("a fresh key was answered as a replay");
+    },
+    recoverableFloor: async (key, input) => {
+      const r = await http.send("POST", "/api/bench/recoverable-floor", { ...json, "idempotency-key": key }, JSON.stringify(input));
+      expect(r.status, 201, "POST /bench/recoverable-floor", r.body);
     },
     read: async (id) => {
       const r = await http.send("GET", `/api/bench/read?id=${encodeURIComponent(id)}`, auth);
