@@ -6,7 +6,7 @@
  * `traceparent` propagation and the AsyncLocalStorage context manager, and
  * exports over OTLP/HTTP when an endpoint is given (OTEL_EXPORTER_OTLP_ENDPOINT);
  * in protobuf, OTLP's default encoding: a span costs about a third of the CPU
- * and of the bytes it costs in JSON (bench/README.md, "Metrics and tracing on");
+ * and of the bytes it costs in JSON (issue 24, in bench/README.md's history);
  * tests pass an exporter of their own (in memory).
  */
 import { trace, TraceFlags, type Tracer } from "@opentelemetry/api";

@@ -97,7 +97,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * (a rollback to it keeps the lock). The limits are not `set_config(…, true)`
  * columns of the take: on PostgreSQL 18 that made a fresh key cost the
  * server about 2× the floor under concurrency, against 1.2× with the same
- * limits as SET LOCAL (bench/README.md, third round). So
+ * limits as SET LOCAL (issue 20's third round, in bench/README.md's history). So
  * an attempt nobody holds the key against costs one round trip of three
  * statements, and so does a replay or a mismatch: a completed key does not
  * change until it expires and a key's fingerprint never does, so those are
