@@ -1,8 +1,8 @@
 /**
- * The sink for idempotency events: every event goes to the log at once, and
- * those the key row cannot tell (conflicts, mismatches, waits, takeovers,
- * releases, expiry, lost leases) into `idempotency_events` in batches, off
- * the request path.
+ * The sink for idempotency events: every event goes to the log at once, as
+ * a debug line (`LOG_LEVEL=debug` shows them), and those the key row cannot
+ * tell (conflicts, mismatches, waits, takeovers, releases, expiry, lost
+ * leases) into `idempotency_events` in batches, off the request path.
  *
  * Replays are the common case and tell an operator little one by one, so
  * they are counted in memory per key (within one minute) and written every
@@ -81,11 +81,10 @@ function countReplay(event: IdempotencyEvent, at: string): void {
  * of the request that took the key is on the key row itself (`trace_id`).
  */
 export function recordEvent(event: IdempotencyEvent, traceId?: string): void {
-  if (ON_THE_KEY_ROW.has(event.type)) {
-    logger.debug({ idempotency: event }, `idempotency ${event.type}`);
-    return;
-  }
-  logger.info({ idempotency: event }, `idempotency ${event.type}`);
+  // A debug line each: the events live in idempotency_events, /admin and the metrics, and at info they
+  // would bury a terminal (a demo's start-up printed more event lines than anything else).
+  logger.debug({ idempotency: event }, `idempotency ${event.type}`);
+  if (ON_THE_KEY_ROW.has(event.type)) return;
   const at = stamp();
   if (event.type === IdempotencyEventType.Replayed) return countReplay(event, at);
   buffer.push({ ...event, at, traceId });
