@@ -22,6 +22,9 @@ function ipList(value: string): string[] | undefined {
 
 /** The admin password the run command uses when none is given (documented in the README). */
 export const DEMO_ADMIN_PASSWORD = "demo-admin";
+
+/** The name of the operator demo mode signs in with that password. */
+export const DEMO_OPERATOR = "demo";
 /** The webhook secret used when none is given: public, so a server using it stays on loopback. */
 export const DEMO_WEBHOOK_SECRET = "whsec_demo_only";
 

@@ -5,12 +5,11 @@
  */
 import { Suspense } from "react";
 import { OperatorRole } from "@/server/admin/operators";
-import { adminEnabled } from "@/server/admin/session";
-import { env, isDemoMode } from "@/server/env";
+import { env } from "@/server/env";
 import { currentAdmin } from "./_lib/current-admin";
 import { KeysDashboard } from "./_components/keys-dashboard";
 import { OwnSessions } from "./_components/own-sessions";
-import { SignInForm } from "./_components/sign-in-form";
+import { AdminSignIn } from "./_components/admin-sign-in";
 import { SignOutButton } from "./_components/sign-out-button";
 
 export const dynamic = "force-dynamic";
@@ -27,7 +26,7 @@ function dashboardPath(params: SearchParams): string {
 
 export default async function AdminPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const admin = await currentAdmin();
-  if (!admin) return <SignInForm returnTo={dashboardPath(await searchParams)} enabled={adminEnabled()} demo={isDemoMode()} />;
+  if (!admin) return <AdminSignIn returnTo={dashboardPath(await searchParams)} />;
   const { operator } = admin;
   return (
     <div className="stack admin">

@@ -3,6 +3,7 @@
  * the sign-in form, the counts, the filters, the keys table and the actions.
  */
 import type { BrowserContext, Locator, Page } from "@playwright/test";
+import { DEMO_OPERATOR } from "../../server/env-schema";
 import { DEMO_ADMIN_PASSWORD } from "../../server/env-schema";
 
 /** What the e2e server runs with: the run command's documented demo password unless the environment sets one. */
@@ -26,6 +27,7 @@ export type DashboardFilters = { tenant?: string; state?: string; q?: string; st
 
 export class AdminPage {
   readonly signInHeading: Locator;
+  readonly operator: Locator;
   readonly password: Locator;
   readonly signInButton: Locator;
   readonly heading: Locator;
@@ -43,6 +45,7 @@ export class AdminPage {
 
   constructor(readonly page: Page) {
     this.signInHeading = page.getByRole("heading", { level: 1, name: "Admin sign-in" });
+    this.operator = page.getByLabel("Operator");
     this.password = page.getByLabel("Password");
     this.signInButton = page.getByRole("button", { name: "Sign in" });
     this.heading = page.getByRole("heading", { level: 1, name: "Idempotency keys" });
@@ -74,7 +77,9 @@ export class AdminPage {
     await this.page.goto(query ? `/admin?${query}` : "/admin");
   }
 
+  /** As the demo operator, named: a test may add operators, after which the name may not be left out. */
   async signIn(password = ADMIN_PASSWORD): Promise<void> {
+    await this.operator.fill(DEMO_OPERATOR);
     await this.password.fill(password);
     await this.signInButton.click();
   }

@@ -339,3 +339,24 @@ test("an operator sees who is signed in and their own sessions, and ends another
     await elsewhere.close();
   }
 });
+
+test("the sign-in hint follows the operators that exist: the name may be left empty only while the demo operator is alone", async ({ admin, page, db, tenant }) => {
+  const alone = page.getByRole("note").filter({ hasText: "leave the operator name empty" });
+  const named = page.getByRole("note").filter({ hasText: "sign in as the operator “demo”" });
+  await admin.goto({ tenant: tenant.id });
+  await expect(alone).toBeVisible();
+  await expect(admin.operator).not.toHaveAttribute("required");
+  // A second operator, as `npm run operator -- add` makes one (no one signs in as it here).
+  const name = `e2e-viewer-${randomUUID().slice(0, 8)}`;
+  await db`insert into admin_operators (name, role, password_hash) values (${name}, 'viewer', 'not-a-hash')`;
+  try {
+    await page.reload();
+    await expect(named).toBeVisible();
+    await expect(alone).toHaveCount(0);
+    await expect(admin.operator).toHaveAttribute("required", "");
+    await admin.signIn();
+    await expect(admin.heading).toBeVisible();
+  } finally {
+    await db`delete from admin_operators where name = ${name}`;
+  }
+});

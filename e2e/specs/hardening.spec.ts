@@ -8,6 +8,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { expect, test } from "@playwright/test";
+import { DEMO_OPERATOR } from "../../server/env-schema";
 import { ADMIN_PASSWORD } from "../pages/admin-page";
 import { BASE_URL, E2E_PORT } from "../support/settings";
 
@@ -61,7 +62,7 @@ test("a made-up X-Forwarded-For does not give a fresh sign-in bucket: the socket
     const res = await signIn({ ...OWN, "x-forwarded-for": `203.0.113.${i}` }, { operator: `nobody-${i}`, password: "wrong" }, from);
     expect(res.status).toBe(401);
   }
-  const right = await signIn({ ...OWN, "x-forwarded-for": "198.51.100.77" }, { password: ADMIN_PASSWORD }, from);
+  const right = await signIn({ ...OWN, "x-forwarded-for": "198.51.100.77" }, { operator: DEMO_OPERATOR, password: ADMIN_PASSWORD }, from);
   expect(right.status).toBe(429);
   expect(Number(right.headers["retry-after"])).toBeGreaterThan(0);
 });
@@ -73,7 +74,7 @@ test("a made-up X-Forwarded-Host does not pass the same-origin check", async () 
 });
 
 test("admin and API answers that carry data are never cached", async () => {
-  const res = await signIn(OWN, { password: ADMIN_PASSWORD });
+  const res = await signIn(OWN, { operator: DEMO_OPERATOR, password: ADMIN_PASSWORD });
   expect(res.status).toBe(200);
   const cookie = String(res.headers["set-cookie"]).split(";")[0]!;
   const counts = await raw("GET", "/api/trpc/admin.keys.counts?input=%7B%7D", { host: OWN.host, cookie });

@@ -11,11 +11,12 @@ import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { adminOperators, OperatorRole } from "../../db/schema";
 import { env, isDemoMode } from "../env";
+import { DEMO_OPERATOR } from "../env-schema";
 
 export { OperatorRole };
 
 /** The operator demo mode signs in, under the demo password. */
-export const DEMO_OPERATOR = "demo";
+export { DEMO_OPERATOR };
 
 export type Operator = { name: string; role: OperatorRole; demo: boolean };
 
@@ -90,6 +91,16 @@ export async function ensureDemoOperator(db: Db): Promise<void> {
 /** The operators who may sign in now: demo ones only in demo mode. */
 const usable = (operator: Operator) => !operator.demo || isDemoMode();
 
+/** The demo operator, when it is the only operator that may sign in: then a sign-in may leave the name out. */
+const demoAlone = <T extends Operator>(candidates: T[]): T | undefined => (candidates.length === 1 && candidates[0]!.demo ? candidates[0] : undefined);
+
+/** Whether a sign-in may leave the operator name out now (the sign-in form says so only then). */
+export async function operatorNameOptional(db: Db): Promise<boolean> {
+  if (!isDemoMode()) return false;
+  await ensureDemoOperator(db);
+  return demoAlone((await listOperators(db)).filter(usable)) !== undefined;
+}
+
 /**
  * Who `operator` names, when the password is theirs. Left out, the operator
  * is the demo one, as long as it is the only one that may sign in.
@@ -98,7 +109,7 @@ export async function authenticate(db: Db, name: string | undefined, password: s
   await ensureDemoOperator(db);
   const rows = await db.select().from(adminOperators);
   const candidates = rows.filter(usable);
-  const found = name === undefined ? (candidates.length === 1 && candidates[0]!.demo ? candidates[0] : undefined) : candidates.find((o) => o.name === name);
+  const found = name === undefined ? demoAlone(candidates) : candidates.find((o) => o.name === name);
   if (!found) {
     await passwordMatchesHash(password, await (decoy ??= hashPassword(randomBytes(16).toString("hex"))));
     return undefined;

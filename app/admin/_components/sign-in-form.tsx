@@ -8,7 +8,12 @@ import { useState, type FormEvent } from "react";
 
 type Problem = { detail?: string };
 
-export function SignInForm({ returnTo, enabled, demo = false }: { returnTo: string; enabled: boolean; demo?: boolean }) {
+/**
+ * `demo`: the server runs in demo mode; `nameOptional`: the demo operator is
+ * the only one, so the name may be left out (once an operator is added, it
+ * may not: the hint says to sign in as `demo`).
+ */
+export function SignInForm({ returnTo, enabled, demo = false, nameOptional = false }: { returnTo: string; enabled: boolean; demo?: boolean; nameOptional?: boolean }) {
   const [error, setError] = useState<string>();
   const [pending, setPending] = useState(false);
 
@@ -46,7 +51,9 @@ export function SignInForm({ returnTo, enabled, demo = false }: { returnTo: stri
       <p className="muted">The dashboard of idempotency keys is for operators. Sign in with your operator name and password.</p>
       {demo && (
         <p className="notice" role="note">
-          Demo mode: this server has one demo operator with the demo password, documented in the README under “The admin dashboard”; leave the operator name empty.
+          {nameOptional
+            ? "Demo mode: this server has one demo operator with the demo password, documented in the README under “The admin dashboard”; leave the operator name empty."
+            : "Demo mode: sign in as the operator “demo” with the demo password (the README, under “The admin dashboard”), or as an operator added to this server."}
         </p>
       )}
       {!enabled && (
@@ -56,7 +63,7 @@ export function SignInForm({ returnTo, enabled, demo = false }: { returnTo: stri
       )}
       <form onSubmit={submit} className="form-stack">
         <label htmlFor="admin-operator">Operator</label>
-        <input id="admin-operator" name="operator" type="text" autoComplete="username" autoCapitalize="none" spellCheck={false} required={!demo} />
+        <input id="admin-operator" name="operator" type="text" autoComplete="username" autoCapitalize="none" spellCheck={false} required={!nameOptional} />
         <label htmlFor="admin-password">Password</label>
         <input id="admin-password" name="password" type="password" autoComplete="current-password" required aria-describedby={error ? "sign-in-error" : undefined} />
         {error && (

@@ -1,9 +1,8 @@
 /** /admin/keys/{tenantId}/{key}: one idempotency key in full, behind the admin sign-in. */
-import { adminEnabled } from "@/server/admin/session";
-import { env, isDemoMode } from "@/server/env";
+import { env } from "@/server/env";
 import { currentAdmin } from "../../../_lib/current-admin";
 import { KeyDetailView } from "../../../_components/key-detail";
-import { SignInForm } from "../../../_components/sign-in-form";
+import { AdminSignIn } from "../../../_components/admin-sign-in";
 import { SignOutButton } from "../../../_components/sign-out-button";
 import { keyHref } from "../../../_components/format";
 
@@ -22,7 +21,7 @@ export default async function KeyPage({ params }: { params: Promise<{ tenantId: 
   const raw = await params;
   const tenantId = segment(raw.tenantId);
   const key = segment(raw.key);
-  if (!(await currentAdmin())) return <SignInForm returnTo={keyHref(tenantId, key)} enabled={adminEnabled()} demo={isDemoMode()} />;
+  if (!(await currentAdmin())) return <AdminSignIn returnTo={keyHref(tenantId, key)} />;
   return (
     <div className="stack admin">
       <nav aria-label="Breadcrumb" className="small">

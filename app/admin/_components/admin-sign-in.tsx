@@ -1,0 +1,14 @@
+/**
+ * The sign-in form as the server stands: whether admin sign-in is on, demo
+ * mode, and whether the operator name may be left out (only while the demo
+ * operator is the only one; operators.ts decides, as it does at sign-in).
+ */
+import { database } from "@/db/client";
+import { operatorNameOptional } from "@/server/admin/operators";
+import { adminEnabled } from "@/server/admin/session";
+import { isDemoMode } from "@/server/env";
+import { SignInForm } from "./sign-in-form";
+
+export async function AdminSignIn({ returnTo }: { returnTo: string }) {
+  return <SignInForm returnTo={returnTo} enabled={adminEnabled()} demo={isDemoMode()} nameOptional={await operatorNameOptional(database().db)} />;
+}
