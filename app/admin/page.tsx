@@ -44,7 +44,7 @@ export default async function AdminPage({ searchParams }: { searchParams: Promis
       </p>
       {/* The dashboard reads the filters from the URL, which needs a Suspense boundary. */}
       <Suspense fallback={<p className="muted">Loading the dashboard…</p>}>
-        <KeysDashboard sweepMs={env.IDEMPOTENCY_SWEEP_MS} />
+        <KeysDashboard sweepMs={env.IDEMPOTENCY_SWEEP_MS} mayAct={operator.role !== OperatorRole.Viewer} />
       </Suspense>
       <OwnSessions />
     </div>

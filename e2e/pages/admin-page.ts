@@ -77,9 +77,9 @@ export class AdminPage {
     await this.page.goto(query ? `/admin?${query}` : "/admin");
   }
 
-  /** As the demo operator, named: a test may add operators, after which the name may not be left out. */
-  async signIn(password = ADMIN_PASSWORD): Promise<void> {
-    await this.operator.fill(DEMO_OPERATOR);
+  /** As the demo operator by default, named: a test may add operators, after which the name may not be left out. */
+  async signIn(password = ADMIN_PASSWORD, operator = DEMO_OPERATOR): Promise<void> {
+    await this.operator.fill(operator);
     await this.password.fill(password);
     await this.signInButton.click();
   }

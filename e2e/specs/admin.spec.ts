@@ -10,6 +10,7 @@ import type { APIRequestContext, Page } from "@playwright/test";
 import { drizzle } from "drizzle-orm/postgres-js";
 import type { Sql } from "postgres";
 import * as schema from "../../db/schema";
+import { hashPassword } from "../../server/admin/password";
 import { createTenant } from "../../server/tenants/service";
 import { expect, test as base, type E2eTenant } from "../fixtures";
 import { AdminKeyPage, AdminPage, adminSessionId } from "../pages/admin-page";
@@ -356,6 +357,33 @@ test("the sign-in hint follows the operators that exist: the name may be left em
     await expect(admin.operator).toHaveAttribute("required", "");
     await admin.signIn();
     await expect(admin.heading).toBeVisible();
+  } finally {
+    await db`delete from admin_operators where name = ${name}`;
+  }
+});
+
+test("a viewer is shown no action it may not take: no purge on the dashboard, no recover or resume on a key an operator could act on", async ({ admin, keyPage, page, db }) => {
+  test.setTimeout(60_000);
+  // A key an operator could recover: charged at the provider, not recorded, its holder gone (signs in as the demo operator).
+  const paid = await crashedKeyPage(admin, keyPage, page, db);
+  await expect(keyPage.recoverButton).toBeVisible();
+  await admin.goto({ tenant: paid.tenantId });
+  const purge = page.getByRole("button", { name: "Purge expired keys" });
+  await expect(purge).toBeVisible();
+  await page.context().clearCookies();
+  const name = `e2e-viewer-${randomUUID().slice(0, 8)}`;
+  const password = `viewer-${randomUUID()}`;
+  await db`insert into admin_operators (name, role, password_hash) values (${name}, 'viewer', ${await hashPassword(password)})`;
+  try {
+    await admin.goto({ tenant: paid.tenantId });
+    await admin.signIn(password, name);
+    await expect(page.getByText(`Signed in as ${name} (viewer: reads only)`)).toBeVisible();
+    await expect(purge).toHaveCount(0);
+    await keyPage.goto(paid.tenantId, paid.key);
+    await expect(keyPage.fields).toBeVisible();
+    await expect(keyPage.recoverButton).toHaveCount(0);
+    await expect(page.getByRole("button", { name: /Resume now/ })).toHaveCount(0);
+    await expect(page.getByRole("region", { name: "Actions" })).toHaveCount(0);
   } finally {
     await db`delete from admin_operators where name = ${name}`;
   }

@@ -6,12 +6,13 @@
  * only demo mode lets it sign in, so a database once used for a demo never
  * carries a known password into a deployment.
  */
-import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { adminOperators, OperatorRole } from "../../db/schema";
 import { env, isDemoMode } from "../env";
 import { DEMO_OPERATOR } from "../env-schema";
+import { hashPassword, passwordMatchesHash } from "./password";
 
 export { OperatorRole };
 
@@ -21,28 +22,6 @@ export { DEMO_OPERATOR };
 export type Operator = { name: string; role: OperatorRole; demo: boolean };
 
 export const OPERATOR_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-
-/** OWASP's floor for scrypt (N=2^17, r=8, p=1): 128 MiB per hash, about a tenth of a second. */
-const SCRYPT = { N: 2 ** 17, r: 8, p: 1, keyLength: 32 } as const;
-const scryptOptions = (N: number, r: number, p: number): ScryptOptions => ({ N, r, p, maxmem: 256 * N * r });
-
-const scrypt = (password: string, salt: Buffer, keyLength: number, options: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key))));
-
-/** `scrypt$N$r$p$salt$hash`, the parameters kept beside the hash so they can grow later. */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scrypt(password, salt, SCRYPT.keyLength, scryptOptions(SCRYPT.N, SCRYPT.r, SCRYPT.p));
-  return ["scrypt", SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString("base64url"), key.toString("base64url")].join("$");
-}
-
-export async function passwordMatchesHash(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split("$");
-  if (scheme !== "scrypt" || !salt || !hash) return false;
-  const expected = Buffer.from(hash, "base64url");
-  const key = await scrypt(password, Buffer.from(salt, "base64url"), expected.length, scryptOptions(Number(n), Number(r), Number(p)));
-  return timingSafeEqual(key, expected);
-}
 
 /** A hash of nothing anyone types, checked when the operator does not exist, so that case costs the same time. */
 let decoy: Promise<string> | undefined;

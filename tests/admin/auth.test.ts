@@ -8,7 +8,8 @@ import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { ADMIN_COOKIE, issueSession, SESSION_TTL_MS, verifySession } from "../../server/admin/session";
 import { newTenant, type TestTenant } from "../idempotency/fixture";
-import { hashPassword, passwordMatchesHash, type Operator } from "../../server/admin/operators";
+import type { Operator } from "../../server/admin/operators";
+import { hashPassword, passwordMatchesHash } from "../../server/admin/password";
 import { callerWith, newOperator, sessionCookie } from "./support";
 
 vi.mock("../../server/env", async (original) => {

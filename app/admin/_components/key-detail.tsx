@@ -10,15 +10,18 @@ import { QueryError } from "./query-error";
 import { RecoverLock } from "./recover-lock";
 import { ResumeNow, resumeResult, useResume } from "./resume-now";
 
-/** `completerOn`: this server runs the completer (COMPLETER_INTERVAL_MS > 0), so the key's fields say what will happen. */
-export function KeyDetailView({ tenantId, keyName, completerOn }: { tenantId: string; keyName: string; completerOn: boolean }) {
+/**
+ * `completerOn`: this server runs the completer (COMPLETER_INTERVAL_MS > 0), so the key's fields say what will happen.
+ * `mayAct`: the operator may resume and recover (a viewer may not, so a viewer is shown no such button).
+ */
+export function KeyDetailView({ tenantId, keyName, completerOn, mayAct }: { tenantId: string; keyName: string; completerOn: boolean; mayAct: boolean }) {
   const trpc = useTRPC();
   const detail = useQuery(trpc.admin.keys.get.queryOptions({ tenantId, key: keyName }, { refetchInterval: 5_000 }));
   const resume = useResume();
   if (detail.error) return <QueryError error={detail.error} />;
   if (!detail.data) return <p className="muted">Loading the key…</p>;
   const { key: k, timeline, ledger, payments } = detail.data;
-  const recoverable = k.storedState === "in_progress" && k.state !== "expired";
+  const recoverable = mayAct && k.storedState === "in_progress" && k.state !== "expired";
   // The completer can run it now: nobody holds a live lease, or the completer gave up on it.
   const resumable = recoverable && (k.stale || k.state === "needs_attention");
   // Once the key is finished the buttons go, but what the last "Resume now" did stays in view.

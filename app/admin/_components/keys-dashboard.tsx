@@ -9,8 +9,11 @@ import { PurgeExpired } from "./purge-expired";
 import { StateCounts } from "./state-counts";
 import { useKeyFilters } from "./use-key-filters";
 
-/** `sweepMs`: how often this server deletes expired keys (0: never), so the purge card says what really happens. */
-export function KeysDashboard({ sweepMs }: { sweepMs: number }) {
+/**
+ * `sweepMs`: how often this server deletes expired keys (0: never), so the purge card says what really happens.
+ * `mayAct`: the operator may purge expired keys (a viewer is shown no such button).
+ */
+export function KeysDashboard({ sweepMs, mayAct }: { sweepMs: number; mayAct: boolean }) {
   const { filters, update, clear } = useKeyFilters();
   // A new set of filters starts a new walk through the pages.
   const walk = JSON.stringify({ ...filters, cursor: undefined });
@@ -23,7 +26,7 @@ export function KeysDashboard({ sweepMs }: { sweepMs: number }) {
       </div>
       <KeyFilters filters={filters} update={update} clear={clear} />
       <KeysTable key={walk} filters={filters} update={update} />
-      <PurgeExpired tenantId={filters.tenantId} sweepMs={sweepMs} />
+      {mayAct && <PurgeExpired tenantId={filters.tenantId} sweepMs={sweepMs} />}
       <AuditLog tenantId={filters.tenantId} />
     </>
   );

@@ -1,4 +1,5 @@
 /** /admin/keys/{tenantId}/{key}: one idempotency key in full, behind the admin sign-in. */
+import { OperatorRole } from "@/server/admin/operators";
 import { env } from "@/server/env";
 import { currentAdmin } from "../../../_lib/current-admin";
 import { KeyDetailView } from "../../../_components/key-detail";
@@ -21,7 +22,8 @@ export default async function KeyPage({ params }: { params: Promise<{ tenantId: 
   const raw = await params;
   const tenantId = segment(raw.tenantId);
   const key = segment(raw.key);
-  if (!(await currentAdmin())) return <AdminSignIn returnTo={keyHref(tenantId, key)} />;
+  const admin = await currentAdmin();
+  if (!admin) return <AdminSignIn returnTo={keyHref(tenantId, key)} />;
   return (
     <div className="stack admin">
       <nav aria-label="Breadcrumb" className="small">
@@ -33,7 +35,7 @@ export default async function KeyPage({ params }: { params: Promise<{ tenantId: 
         </h1>
         <SignOutButton />
       </div>
-      <KeyDetailView tenantId={tenantId} keyName={key} completerOn={env.COMPLETER_INTERVAL_MS > 0} />
+      <KeyDetailView tenantId={tenantId} keyName={key} completerOn={env.COMPLETER_INTERVAL_MS > 0} mayAct={admin.operator.role !== OperatorRole.Viewer} />
     </div>
   );
 }
