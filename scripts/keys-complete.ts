@@ -8,6 +8,13 @@
  */
 import "./use-running-server";
 import { runCli } from "./cli";
+import { answerHelp } from "./help";
+
+answerHelp(`Usage: npm run keys:complete [-- --tenant <id>]
+
+One completer round now: finishes resumable keys whose client went away and
+whose lease ran out (of every tenant, or one), one line per key, then a summary.
+Exits 1 while any key needs attention, so a cron job's mail says so.`);
 
 const args = process.argv.slice(2);
 const tenantFlag = args.indexOf("--tenant");

@@ -4,6 +4,12 @@
  */
 import "./use-running-server";
 import { runCli } from "./cli";
+import { answerHelp } from "./help";
+
+answerHelp(`Usage: npm run db:migrate
+
+Applies the committed migrations to DATABASE_URL (or the embedded cluster),
+whatever MIGRATE_ON_START says. Refuses a pooler (DATABASE_POOLED=true).`);
 
 // ensureDatabase, which runCli calls first, applies them.
 runCli(

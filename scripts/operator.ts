@@ -14,8 +14,15 @@ import { createInterface } from "node:readline";
 import { Writable } from "node:stream";
 import { addOperator, listOperators, OPERATOR_NAME, OperatorRole, operatorPasswordDefect, removeOperator } from "../server/admin/operators";
 import { runCli } from "./cli";
+import { answerHelp } from "./help";
 
 const USAGE = "usage: npm run operator -- add NAME --role operator|viewer | remove NAME | list";
+
+answerHelp(`Usage: npm run operator -- add NAME --role operator|viewer | remove NAME | list
+
+add asks for the password on the terminal (or reads one line from standard
+input), at least 12 characters; a viewer reads only. remove ends the
+operator's sessions. list prints name, role and whether it is the demo one.`);
 
 function usage(message?: string): never {
   process.stderr.write(`${message ? `${message}\n` : ""}${USAGE}\n`);

@@ -12,6 +12,12 @@ import { DEMO_TENANT } from "../db/seed";
 import { labPaymentIds } from "../server/lab/report";
 import { reconcile } from "../server/reconcile/reconcile";
 import { runCli } from "./cli";
+import { answerHelp } from "./help";
+
+answerHelp(`Usage: npm run reconcile [-- --tenant <id>]
+
+The ledger against the provider's charges, every difference listed per payment.
+Exits 1 when there is any. Needs the app (and its provider) running.`);
 
 const args = process.argv.slice(2);
 const tenantFlag = args.indexOf("--tenant");

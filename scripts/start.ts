@@ -15,6 +15,14 @@ import { isIP } from "node:net";
 import { constants } from "node:os";
 // The schema module only: server/env parses the environment on import, before the demo password is set below.
 import { DEMO_ADMIN_PASSWORD, DEMO_WEBHOOK_SECRET } from "../server/env-schema";
+import { answerHelp } from "./help";
+
+answerHelp(`Usage: npm start
+
+Builds the app when there is no build of the current sources, then serves it
+on HOST:PORT (default 127.0.0.1:3000) with embedded PostgreSQL, or the
+database at DATABASE_URL. Settings come from the environment: the README's
+"Configuration" lists them. Ctrl-C stops everything it started.`);
 
 function fail(message: string): never {
   process.stderr.write(`Cannot start: ${message}\n`);

@@ -10,8 +10,14 @@
 import "./use-running-server";
 import { createTenant } from "../server/tenants/service";
 import { runCli } from "./cli";
+import { answerHelp } from "./help";
 
 const USAGE = "usage: npm run --silent tenant -- create <name>";
+
+answerHelp(`Usage: npm run --silent tenant -- create <name>
+
+Creates a tenant and prints its API token, shown only now (alone on the line
+when the output is not a terminal: TOKEN=$(npm run --silent tenant -- create Acme)).`);
 
 const [command, ...rest] = process.argv.slice(2);
 const name = rest.join(" ").trim();
