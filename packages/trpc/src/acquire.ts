@@ -148,9 +148,10 @@ async function waitForHolder(sql: Sql, a: Attempt): Promise<store.KeyRow | undef
  * their own look at the row (`store.peek`) neither answered nor claimed the
  * key, so it starts with the lock: the take reads the row again under it,
  * and a replay or a mismatch is still decided on that row at once. `work`
- * runs in the locked transaction once the key is this attempt's to take, and must end that transaction (commit) or return
- * undefined to look again (the row changed under a lock-free writer, or
- * since `take` read it: then its take fails, and that is looked again too).
+ * runs in the locked transaction once the key is this attempt's to take,
+ * and must end that transaction (commit) or return undefined to look again
+ * (the row changed under a lock-free writer, or since `take` read it: then
+ * its take fails, and that is looked again too).
  */
 export async function acquire<T>(
   sql: Sql,

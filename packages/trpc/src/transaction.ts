@@ -36,6 +36,9 @@ async function pipeline(statements: Statements): Promise<unknown[]> {
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value);
 }
 
+/** BEGIN with `setup` (plain SQL), as one simple query. */
+const opener = (setup: string) => (setup ? `begin; ${setup}` : "begin");
+
 export class KeyTransaction {
   private open = false;
   /** A BEGIN sent ahead (`beginAhead`) whose answer nobody has waited for yet. */
@@ -48,20 +51,20 @@ export class KeyTransaction {
    * connection, in the same write when issued in the same turn, so opening
    * the transaction costs no round trip of its own. Returns the statements'
    * rows, for the caller to check before it commits; a failure is also
-   * thrown by the next `send` or `commit`.
+   * thrown by `commit`.
    */
   beginAhead<T extends readonly PendingStatement[]>(setup: string, ...statements: T): Promise<Results<T>> {
     this.open = true;
-    const opening = this.conn.unsafe(setup ? `begin; ${setup}` : "begin").execute();
+    const opening = this.conn.unsafe(opener(setup)).execute();
     for (const statement of statements) statement.execute();
     const answered = pipeline([opening, ...statements]).then((rows) => rows.slice(1) as Results<T>);
-    // Waited for at the next `send` or `commit` if not before; until then its failure must not count as unhandled.
+    // Waited for at `commit` if not before; until then its failure must not count as unhandled.
     answered.catch(() => undefined);
     this.opening = answered;
     return answered;
   }
 
-  /** The statements with the BEGIN sent ahead before them, if one is still unanswered. */
+  /** The statements with the BEGIN sent ahead before them, if one is still unanswered (`commit` waits for it). */
   private behindOpening(statements: Statements): Statements {
     const opening = this.opening;
     this.opening = undefined;
@@ -71,14 +74,13 @@ export class KeyTransaction {
   /** BEGIN (with `setup`, plain SQL sent as one simple query) pipelined with `statements`; returns their rows. */
   async begin<T extends Statements>(setup: string, ...statements: T): Promise<Results<T>> {
     this.open = true;
-    const [, ...rows] = await pipeline([this.conn.unsafe(setup ? `begin; ${setup}` : "begin"), ...statements]);
+    const [, ...rows] = await pipeline([this.conn.unsafe(opener(setup)), ...statements]);
     return rows as Results<T>;
   }
 
   /** `statements` pipelined inside the open transaction; returns their rows. */
   async send<T extends Statements>(...statements: T): Promise<Results<T>> {
-    const all = this.behindOpening(statements);
-    return (await pipeline(all)).slice(all.length - statements.length) as Results<T>;
+    return (await pipeline(statements)) as Results<T>;
   }
 
   /** `statements` pipelined with COMMIT; returns their rows. */
