@@ -16,9 +16,9 @@ import { addOperator, listOperators, OPERATOR_NAME, OperatorRole, operatorPasswo
 import { runCli } from "./cli";
 import { answerHelp } from "./help";
 
-const USAGE = "usage: npm run operator -- add NAME --role operator|viewer | remove NAME | list";
+const USAGE = "Usage: npm run operator -- add NAME --role operator|viewer | remove NAME | list";
 
-answerHelp(`Usage: npm run operator -- add NAME --role operator|viewer | remove NAME | list
+answerHelp(`${USAGE}
 
 add asks for the password on the terminal (or reads one line from standard
 input), at least 12 characters; a viewer reads only. remove ends the

@@ -12,9 +12,9 @@ import { createTenant } from "../server/tenants/service";
 import { runCli } from "./cli";
 import { answerHelp } from "./help";
 
-const USAGE = "usage: npm run --silent tenant -- create <name>";
+const USAGE = "Usage: npm run --silent tenant -- create <name>";
 
-answerHelp(`Usage: npm run --silent tenant -- create <name>
+answerHelp(`${USAGE}
 
 Creates a tenant and prints its API token, shown only now (alone on the line
 when the output is not a terminal: TOKEN=$(npm run --silent tenant -- create Acme)).`);

@@ -21,7 +21,7 @@ export function KeyDetailView({ tenantId, keyName, completerOn, mayAct }: { tena
   if (detail.error) return <QueryError error={detail.error} />;
   if (!detail.data) return <p className="muted">Loading the key…</p>;
   const { key: k, timeline, ledger, payments } = detail.data;
-  const recoverable = mayAct && k.storedState === "in_progress" && k.state !== "expired";
+  const recoverable = k.storedState === "in_progress" && k.state !== "expired";
   // The completer can run it now: nobody holds a live lease, or the completer gave up on it.
   const resumable = recoverable && (k.stale || k.state === "needs_attention");
   // Once the key is finished the buttons go, but what the last "Resume now" did stays in view.
@@ -32,7 +32,7 @@ export function KeyDetailView({ tenantId, keyName, completerOn, mayAct }: { tena
         <h2 id="fields-heading">Fields</h2>
         <KeyFields k={k} completerOn={completerOn} />
       </section>
-      {(recoverable || resumed) && (
+      {mayAct && (recoverable || resumed) && (
         <section aria-labelledby="actions-heading" className="card">
           <h2 id="actions-heading">Actions</h2>
           {resumable && <ResumeNow tenantId={k.tenantId} keyName={k.key} resume={resume} />}
