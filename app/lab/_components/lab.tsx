@@ -5,7 +5,7 @@
  * really did — counts from the provider and the ledger, the browser's own
  * attempts, and the sequence of recorded steps.
  */
-import { useState } from "react";
+import { useState, useSyncExternalStore } from "react";
 import { LabTarget, type LabScenario } from "@/server/lab/scenarios";
 import { AttentionStory } from "./attention-story";
 import { reportOf, startRun, type Cart, type LabReport } from "./lab-api";
@@ -20,6 +20,10 @@ const TARGET_TITLE: Record<LabTarget, string> = {
   [LabTarget.Naive]: "Unprotected twin (no key) — for comparison only",
 };
 
+// True once React runs in the browser: before that a click on Run or a scenario would reach no handler and be lost.
+const noSubscription = () => () => {};
+const useHydrated = () => useSyncExternalStore(noSubscription, () => true, () => false);
+
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]; cart: Cart; productName: string }) {
@@ -27,6 +31,8 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
   const [running, setRunning] = useState<LabTarget | null>(null);
   const [results, setResults] = useState<{ scenario: string; byTarget: Results } | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
+  const hydrated = useHydrated();
+  const idle = hydrated && running === null;
   const scenario = scenarios.find((s) => s.id === chosen)!;
 
   async function run() {
@@ -67,7 +73,7 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
           <legend className="visually-hidden">Scenario</legend>
           {scenarios.map((s) => (
             <label key={s.id} className="lab-scenario">
-              <input type="radio" name="scenario" value={s.id} checked={s.id === chosen} onChange={() => setChosen(s.id)} disabled={running !== null} />
+              <input type="radio" name="scenario" value={s.id} checked={s.id === chosen} onChange={() => setChosen(s.id)} disabled={!idle} />
               <span>
                 <strong>{s.title}</strong>
                 <span className="small muted"> {s.story}</span>
@@ -79,7 +85,7 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
         <p className="small muted">
           Each run buys one {productName}. The twin runs second, after the protected checkout has finished.
         </p>
-        <button type="button" onClick={() => void run()} disabled={running !== null} aria-busy={running !== null}>
+        <button type="button" onClick={() => void run()} disabled={!idle} aria-busy={running !== null}>
           {running === null ? "Run scenario" : running === LabTarget.Protected ? "Running the protected checkout…" : "Running the unprotected twin…"}
         </button>
         <p role="status" className="small">
