@@ -38,7 +38,7 @@ export const RETRY_AFTER_SECONDS = 1;
 
 /**
  * The database cannot be reached (refused, reset, timed out, shutting down,
- * restarting) as opposed to a query it answered with an error. Walks the
+ * restarting, not the primary) as opposed to a query it answered with an error. Walks the
  * cause chain: Drizzle and tRPC wrap the driver's error.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -47,8 +47,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof code !== "string") continue;
     // Node's socket errors, and postgres-js's own for a connection that went away.
     if (["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED"].includes(code)) return true;
-    // SQLSTATE 08: connection exception; 57P01-57P03: shutting down, crashed, starting up.
-    if (/^08...$/.test(code) || /^57P0[123]$/.test(code)) return true;
+    // SQLSTATE 08: connection exception; 57P01-57P03: shutting down, crashed, starting up; 25006: a read-only
+    // transaction, which every write of this app here means it reached a standby (a primary restarting as one
+    // before Patroni promotes it again, or a demoted one): the write did not happen, and a retry reaches the primary.
+    if (/^08...$/.test(code) || /^57P0[123]$/.test(code) || code === "25006") return true;
   }
   return false;
 }

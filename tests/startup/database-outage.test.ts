@@ -77,6 +77,53 @@ describe("start-up waits for the database", () => {
   });
 });
 
+describe("a database that takes no writes (a standby: a primary restarting as one, or one demoted)", () => {
+  it("answers 503 database-unavailable with Retry-After, claims nothing, and the same key pays once when the primary is back", async () => {
+    const cluster = await throwawayCluster("read-only");
+    const server = await spawnServer({ DATABASE_URL: cluster.url });
+    const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
+    // New sessions come up read-only, as on a standby; the server's current ones are ended so that it opens new ones.
+    const readOnly = async (on: boolean) => {
+      await admin.unsafe(`alter database postgres ${on ? "set default_transaction_read_only = on" : "reset default_transaction_read_only"}`);
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity where pid <> pg_backend_pid() and datname = current_database() and backend_type = 'client backend'`;
+    };
+    try {
+      await waitFor("the instance to serve", () => serving(server));
+      const tenant = await tenantOn(cluster.url, "read-only");
+      const key = `read-only-${Date.now()}`;
+      const pay = () =>
+        fetch(`${server.url}/api/v1/payments`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${tenant.token}`, "content-type": "application/json", "idempotency-key": key },
+          body: JSON.stringify({ amount: "12.00", currency: "EUR", destination: "acct_test_123" }),
+        });
+      await readOnly(true);
+      // The first attempts may meet the ended sessions (a 503 too); within a few, every one reaches a read-only session.
+      for (let i = 0; i < 5; i++) {
+        const res = await pay();
+        expect(res.status, await res.clone().text()).toBe(503);
+        expect(res.headers.get("retry-after")).toBe("1");
+        expect(((await res.json()) as { type: string }).type).toBe("/problems/database-unavailable");
+      }
+      const [claimed] = await admin<{ n: number }[]>`select count(*)::int as n from idempotency_keys where key = ${key}`;
+      expect(claimed!.n).toBe(0);
+
+      await readOnly(false);
+      const paid = await waitFor("the payment to succeed", async () => {
+        const res = await pay();
+        return res.status === 201 ? res : undefined;
+      });
+      expect(paid.headers.get("idempotent-replayed")).toBeNull();
+      const [payments] = await admin<{ n: number }[]>`select count(*)::int as n from payments where idempotency_key = ${key}`;
+      expect(payments!.n).toBe(1);
+    } finally {
+      await admin.end({ timeout: 5 });
+      await server.stop();
+      await cluster.dispose();
+    }
+  });
+});
+
 const routes = pgBouncerBinary() ? (["directly", "through PgBouncer"] as const) : (["directly"] as const);
 
 describe.each(routes)("a running instance rides out an outage (%s)", (route) => {
