@@ -10,8 +10,12 @@ import path from "node:path";
 import { stateDir } from "./cluster-home";
 import { processAlive } from "./file-lock";
 
-/** `embeddedDir`: the data directory of the embedded cluster the server uses; absent with DATABASE_URL. */
-export type RunFile = { pid: number; url: string; databaseUrl: string; pspUrl: string; embeddedDir?: string };
+/**
+ * `embeddedDir`: the data directory of the embedded cluster the server uses;
+ * absent with DATABASE_URL. `ha`: the checkout's HA database (`npm run
+ * cluster -- --ha`), which stands in for the embedded one while it runs.
+ */
+export type RunFile = { pid: number; url: string; databaseUrl: string; pspUrl: string; embeddedDir?: string; ha?: boolean };
 
 const runDir = path.join(stateDir, "run");
 const fileOf = (pid: number) => path.join(runDir, `server-${pid}.json`);

@@ -1,5 +1,5 @@
 /**
- * npm run cluster [-- --instances N --port P --instance-port P --pooler-port P --stats-port P --prometheus [--prometheus-port P]]
+ * npm run cluster [-- --instances N --port P --instance-port P --pooler-port P --stats-port P --prometheus [--prometheus-port P] --ha [--ha-port P --async]]
  *
  * The scaled-out topology on this machine (scripts/cluster/topology.ts):
  * HAProxy on 127.0.0.1:8080 in front of N (default 2) production instances
@@ -11,11 +11,16 @@
  * never face a network. Generated configurations and logs are in
  * `.data/cluster/`. With `--prometheus`, Prometheus (default port 9090)
  * scrapes every instance with the alert rules of ops/prometheus/alerts.yml.
+ * With `--ha`, the database is two PostgreSQL 15 nodes under Patroni with a
+ * synchronous standby (scripts/cluster/patroni.ts), behind HAProxy's
+ * PostgreSQL side, which PgBouncer points at; its data persists in
+ * `.data/ha/` (as root in the project cache).
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { type RunningPostgres } from "../db/embedded";
 import { DEMO_ADMIN_PASSWORD } from "../server/env-schema";
+import { type HaDatabase } from "./cluster/patroni";
 
 function fail(message: string): never {
   process.stderr.write(`Cannot start the cluster: ${message}\n`);
@@ -41,8 +46,16 @@ loopback. Ctrl-C stops all of it.
   --stats-port P        also HAProxy's read-only stats page on P
   --prometheus          also Prometheus, scraping every instance with ops/prometheus/alerts.yml
   --prometheus-port P   Prometheus's port (default 9090)
+  --ha                  the database as two PostgreSQL 15 nodes under Patroni (etcd, a
+                        synchronous standby), behind HAProxy's PostgreSQL side
+  --ha-port P           with --ha: HAProxy's primary route P, replica route P+1, the nodes'
+                        PostgreSQL P+2, P+3, their Patroni REST P+4, P+5, etcd P+6, P+7 (default 5440)
+  --async               with --ha: asynchronous replication (a failover may lose acknowledged commits)
   --help                this text
 `;
+
+/** Relative to the working directory when inside it, else absolute (the project cache, as root). */
+const shortPath = (file: string) => (path.relative(process.cwd(), file).startsWith("..") ? file : path.relative(process.cwd(), file));
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -55,6 +68,9 @@ async function main(): Promise<void> {
       "stats-port": { type: "string" },
       prometheus: { type: "boolean", default: false },
       "prometheus-port": { type: "string" },
+      ha: { type: "boolean", default: false },
+      "ha-port": { type: "string" },
+      async: { type: "boolean", default: false },
     },
   });
   if (values.help) {
@@ -69,6 +85,10 @@ async function main(): Promise<void> {
   const statsPort = values["stats-port"] === undefined ? undefined : port("stats-port", values["stats-port"], 0);
   const { DEFAULT_PROMETHEUS_PORT, startPrometheus } = await import("./cluster/prometheus");
   const prometheusPort = port("prometheus-port", values["prometheus-port"], DEFAULT_PROMETHEUS_PORT);
+  if (!values.ha && (values["ha-port"] !== undefined || values.async)) fail("--ha-port and --async go with --ha");
+  // The last of the eight ports must be a port too.
+  const haPort = port("ha-port", values["ha-port"], 5440);
+  if (values.ha) port("ha-port", String(haPort + 7), 0);
 
   // Until the cluster is up, a signal ends this process; what it started stops with it (their exit hooks).
   const early = (signal: NodeJS.Signals) => process.exit(signal === "SIGINT" ? 130 : 143);
@@ -86,18 +106,27 @@ async function main(): Promise<void> {
   const { startEmbedded } = await import("../db/bootstrap");
   const { databaseSettings } = await import("../server/database");
   const { writeRunFile } = await import("../db/run-file");
-  const { stateDir } = await import("../db/cluster-home");
   const { startCluster } = await import("./cluster/topology");
+  const { HA_TIMINGS, haPortsFrom, startHaDatabase } = await import("./cluster/patroni");
+  const { cacheDir, runsAsRoot, stateDir } = await import("../db/cluster-home");
+  const note = (line: string) => process.stderr.write(`cluster: ${line}\n`);
 
   let embedded: RunningPostgres | undefined;
+  let ha: HaDatabase | undefined;
   let primaryUrl = env.DATABASE_URL;
-  if (!primaryUrl) {
+  if (values.ha) {
+    if (primaryUrl) fail("--ha runs its own database: unset DATABASE_URL");
+    ha = await startHaDatabase({ ports: haPortsFrom(haPort), runDir: runsAsRoot() ? path.join(cacheDir(), "ha") : path.join(stateDir, "ha"), synchronous: !values.async, onLog: note });
+    primaryUrl = ha.url;
+  } else if (!primaryUrl) {
     embedded = await startEmbedded(databaseSettings(), true);
     primaryUrl = embedded.url;
   }
   let stopping = false;
-  const stopEmbedded = async () => embedded?.stop();
-  const note = (line: string) => process.stderr.write(`cluster: ${line}\n`);
+  const stopEmbedded = async () => {
+    await embedded?.stop();
+    await ha?.stop();
+  };
 
   const cluster = await startCluster({
     primaryUrl,
@@ -126,12 +155,13 @@ async function main(): Promise<void> {
       )
     : undefined;
   // The CLIs (tenant, reconcile, keys:*) find the primary and the stand-in here, as with `npm start`.
-  const removeRunFile = writeRunFile({ url: cluster.url, databaseUrl: primaryUrl, pspUrl: cluster.pspUrl, embeddedDir: embedded?.dir });
+  const removeRunFile = writeRunFile({ url: cluster.url, databaseUrl: primaryUrl, pspUrl: cluster.pspUrl, embeddedDir: embedded?.dir, ha: ha !== undefined });
 
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    note(`${signal}: stopping ${prometheus ? "Prometheus, " : ""}HAProxy, the instances, the stand-in, PgBouncer${embedded?.owned ? " and PostgreSQL" : ""}…`);
+    const database = ha ? " and the HA database (HAProxy's PostgreSQL side, Patroni, PostgreSQL, etcd)" : embedded?.owned ? " and PostgreSQL" : "";
+    note(`${signal}: stopping ${prometheus ? "Prometheus, " : ""}HAProxy, the instances, the stand-in, PgBouncer${database}…`);
     removeRunFile();
     await prometheus?.stop();
     await cluster.stop();
@@ -148,7 +178,14 @@ async function main(): Promise<void> {
     `HAProxy          ${cluster.url}   (log: ${path.relative(process.cwd(), cluster.haproxyLog)})`,
     ...cluster.instances.map((i) => `instance ${i.name.padEnd(7)} ${i.url}   (log: ${path.relative(process.cwd(), i.logPath)})`),
     `PgBouncer        ${new URL(cluster.poolerUrl).host} (transaction mode)`,
-    `PostgreSQL       ${new URL(primaryUrl).host} (${embedded ? `embedded, ${embedded.dir}` : "DATABASE_URL"})`,
+    ...(ha
+      ? [
+          `PostgreSQL       ${new URL(ha.url).host} (HAProxy: the primary, by Patroni's GET /primary), ${new URL(ha.replicaUrl).host} (a standby, GET /replica)`,
+          ...ha.nodes.map((n) => `  node ${n.name}      PostgreSQL 15 on 127.0.0.1:${n.pgPort}, Patroni REST on http://127.0.0.1:${n.restPort}/`),
+          `  etcd           ${ha.etcdUrl} (one member)`,
+          `  Patroni        ${ha.synchronous ? "synchronous_mode" : "asynchronous replication"}, ttl ${HA_TIMINGS.ttl} s, loop_wait ${HA_TIMINGS.loop_wait} s, retry_timeout ${HA_TIMINGS.retry_timeout} s; patronictl -c ${shortPath(ha.nodes[0]!.configPath)} list`,
+        ]
+      : [`PostgreSQL       ${new URL(primaryUrl).host} (${embedded ? `embedded, ${embedded.dir}` : "DATABASE_URL"})`]),
     `provider         ${cluster.pspUrl}`,
     statsPort ? `HAProxy stats    http://127.0.0.1:${statsPort}/` : undefined,
     prometheus

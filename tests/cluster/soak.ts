@@ -24,6 +24,18 @@
  *
  * Options: --ops (at least this many operations, 360), --kills (at least, 6),
  * --clients (12), --instances (3).
+ *
+ * npm run test:failover (`--failover`) runs the same load on the HA database
+ * (scripts/cluster/patroni.ts: two PostgreSQL 15 nodes under Patroni with a
+ * synchronous standby) and, instead of killing instances, loses the
+ * primary's machine (its Patroni and PostgreSQL SIGKILLed together) at least
+ * `--failovers` times (2), bringing the lost node back as a standby each
+ * time. Before that it kills only the primary's PostgreSQL once: Patroni
+ * must restart it on the same node, without a failover. The same checks
+ * hold; a client's acknowledged answer missing afterwards is a lost write.
+ * It also prints the time from each kill to the first write answered through
+ * the front door, and who led when. `--async` turns synchronous replication
+ * off and reports what was lost instead of failing.
  */
 import { randomUUID } from "node:crypto";
 import { rmSync } from "node:fs";
@@ -34,6 +46,7 @@ import { scratchClusterParent } from "../../db/cluster-home";
 import * as schema from "../../db/schema";
 import { CATALOG } from "../../db/seed";
 import { readHaproxyLog } from "../../scripts/cluster/haproxy";
+import { startHaDatabase, type HaDatabase } from "../../scripts/cluster/patroni";
 import { startCluster, type Cluster, type Instance } from "../../scripts/cluster/topology";
 import { createPspClient } from "../../server/psp/client";
 import { reconcile } from "../../server/reconcile/reconcile";
@@ -46,8 +59,16 @@ const { values } = parseArgs({
     kills: { type: "string", default: "6" },
     clients: { type: "string", default: "12" },
     instances: { type: "string", default: "3" },
+    failover: { type: "boolean", default: false },
+    failovers: { type: "string", default: "2" },
+    async: { type: "boolean", default: false },
   },
 });
+const FAILOVER = values.failover;
+const MIN_FAILOVERS = Number(values.failovers);
+/** Asynchronous replication: what a failover loses is measured and reported, not a failure. */
+const ASYNC = values.async;
+if (ASYNC && !FAILOVER) throw new Error("--async goes with --failover");
 const MIN_OPS = Number(values.ops);
 const MIN_KILLS = Number(values.kills);
 const CLIENTS = Number(values.clients);
@@ -58,6 +79,8 @@ const BUDGET_MS = 240_000;
 const SERVER_TIMEOUT_MS = 2500;
 const PSP_SLOW_MS = 3000;
 const LEASE_MS = 3000;
+/** After a kill, a write must be answered through the front door within this (Patroni's ttl is 10 s). */
+const WRITES_BACK_WITHIN_MS = 45_000;
 const ACCOUNTS = 6;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -78,8 +101,9 @@ const violation = (line: string) => violations.push(line);
 
 async function main(): Promise<number> {
   const started = Date.now();
-  const fresh = await createFreshDatabase("soak");
-  const runDir = scratchClusterParent("soak");
+  const runDir = scratchClusterParent(FAILOVER ? "failover" : "soak");
+  const ha = FAILOVER ? await startHa(runDir) : undefined;
+  const fresh = ha ? { url: ha.url, dispose: ha.stop } : await createFreshDatabase("soak");
   const ports = { haproxy: await freePort(), pooler: await freePort(), psp: await freePort(), instances: [] as number[] };
   for (let i = 0; i < INSTANCES; i++) ports.instances.push(await freePort());
   let cluster: Cluster | undefined;
@@ -106,7 +130,7 @@ async function main(): Promise<number> {
     });
     const db = drizzle({ client: primary, schema });
     const { tenant, token } = await createTenant(db, "soak");
-    const soak = new Soak(cluster, token);
+    const soak = new Soak(cluster, token, ha);
     const accountIds = await soak.setUp();
     const probe = await soak.probe();
     await soak.abandon(primary, tenant.id);
@@ -125,18 +149,32 @@ async function main(): Promise<number> {
       `haproxy: re-sent POSTs by final status and termination: ${[...byStatus].map(([k, n]) => `${k} ×${n}`).join(", ")}; ` +
         `slow payments (provider ${PSP_SLOW_MS} ms > timeout server ${SERVER_TIMEOUT_MS} ms) re-sent: ${slow} of ${slowAll} requests\n`,
     );
-    for (const v of violations.slice(0, 30)) process.stdout.write(`violation: ${v}\n`);
-    if (violations.length > 30) process.stdout.write(`violation: … and ${violations.length - 30} more\n`);
-    process.stdout.write(`${probe}\n${summary} violations=${violations.length}\n`);
-    return violations.length === 0 ? 0 : 1;
+    // Under asynchronous replication a violation is what a failover lost: reported, measured, not a failure of the run.
+    const word = ASYNC ? "lost" : "violation";
+    for (const v of violations.slice(0, 30)) process.stdout.write(`${word}: ${v}\n`);
+    if (violations.length > 30) process.stdout.write(`${word}: … and ${violations.length - 30} more\n`);
+    process.stdout.write(`${probe}\n${summary} ${ASYNC ? "lost-or-altered" : "violations"}=${violations.length}\n`);
+    if (ha) process.stdout.write(`${soak.failoverSummary()}\n`);
+    return violations.length === 0 || ASYNC ? 0 : 1;
   } finally {
     await primary.end({ timeout: 5 });
     await cluster?.stop();
     await fresh.dispose();
-    if (violations.length === 0) rmSync(runDir, { recursive: true, force: true });
+    if (violations.length === 0 || ASYNC) rmSync(runDir, { recursive: true, force: true });
     else process.stdout.write(`logs kept in ${runDir}\n`);
   }
 }
+
+/** The HA database on free ports, in the run's scratch directory (reachable by the postgres user as root). */
+async function startHa(runDir: string): Promise<HaDatabase> {
+  const nodes = [];
+  for (let i = 0; i < 2; i++) nodes.push({ pg: await freePort(), rest: await freePort() });
+  const ports = { primary: await freePort(), replica: await freePort(), nodes, etcd: await freePort(), etcdPeer: await freePort() };
+  return startHaDatabase({ ports, runDir: `${runDir}/ha`, synchronous: !ASYNC, onLog: (line) => process.stdout.write(`ha: ${line}\n`) });
+}
+
+/** One loss of the primary: who led, who leads after, and how long until a write was answered through the front door. */
+type Failover = { lost: string; leader?: string; toFirstWriteMs?: number; pgOnly: boolean };
 
 class Soak {
   readonly ops: Op[] = [];
@@ -151,9 +189,12 @@ class Soak {
   private stopChaos = false;
   completedByCompleter = 0;
 
+  readonly failovers: Failover[] = [];
+
   constructor(
     private readonly cluster: Cluster,
     private readonly token: string,
+    private readonly ha?: HaDatabase,
   ) {}
 
   /** Abandoned for certain (see `abandon`): only a completer can finish it. */
@@ -326,7 +367,8 @@ class Soak {
   async run(accountIds: string[]): Promise<void> {
     const deadline = Date.now() + BUDGET_MS;
     let issued = 0;
-    const enough = () => (issued >= MIN_OPS && this.kills >= MIN_KILLS) || Date.now() > deadline;
+    const enough = () => (issued >= MIN_OPS && (this.ha ? this.failovers.filter((f) => !f.pgOnly).length >= MIN_FAILOVERS : this.kills >= MIN_KILLS)) || Date.now() > deadline;
+    if (this.ha) return this.runFailovers(this.ha, accountIds, enough, () => issued++, deadline);
     const client = async () => {
       while (!enough()) {
         issued++;
@@ -349,6 +391,84 @@ class Soak {
     await chaos;
     await Promise.all(this.restarts);
     if (Date.now() > deadline) violation(`the soak did not reach ${MIN_OPS} operations and ${MIN_KILLS} kills within ${BUDGET_MS / 1000} s (${issued} ops, ${this.kills} kills)`);
+  }
+
+  /**
+   * The clients' load while the database loses its primary: once only its
+   * PostgreSQL (Patroni restarts it on the same node), then its whole machine,
+   * again and again, each time waiting for a write answered through the front
+   * door and for the lost node to be back as a standby.
+   */
+  private async runFailovers(ha: HaDatabase, accountIds: string[], enough: () => boolean, count: () => void, deadline: number): Promise<void> {
+    const client = async () => {
+      while (!enough()) {
+        count();
+        const { op, mayGiveUp } = this.nextOp(accountIds);
+        await this.perform(op, mayGiveUp);
+      }
+    };
+    const chaos = (async () => {
+      for (let n = 0; !enough(); n++) {
+        await sleep(between(2000, 4000));
+        const leader = await ha.leader();
+        if (!leader) throw new Error("no node leads before a kill");
+        const pgOnly = n === 0;
+        const failover: Failover = { lost: leader.name, pgOnly };
+        this.failovers.push(failover);
+        const killedAt = Date.now();
+        if (pgOnly) leader.killPostgres();
+        else leader.lose();
+        this.killEpoch++;
+        for (const w of this.walkers) if (Math.random() < 0.3) w.abort();
+        const answered = await this.firstWrite(accountIds, WRITES_BACK_WITHIN_MS);
+        if (answered === undefined) violation(`no write was answered through the front door within ${WRITES_BACK_WITHIN_MS / 1000} s of ${pgOnly ? `killing ${leader.name}'s PostgreSQL` : `losing ${leader.name}`}`);
+        else failover.toFirstWriteMs = answered - killedAt;
+        // Killed alone, PostgreSQL comes back on its node, which leads again with its standby streaming.
+        failover.leader = (pgOnly ? await ha.healthy(60_000) : await ha.leader())?.name;
+        if (pgOnly) {
+          if (failover.leader !== leader.name) violation(`only ${leader.name}'s PostgreSQL was killed, yet ${failover.leader ?? "no node"} leads afterwards (a failover Patroni should not have made)`);
+          continue;
+        }
+        if (!failover.leader || failover.leader === leader.name) violation(`${leader.name}'s machine was lost, and ${failover.leader ?? "no node"} leads afterwards`);
+        // The lost machine comes back, as a standby of the new leader (rewound if it had gone ahead of it).
+        await leader.start();
+        await ha.healthy(60_000);
+      }
+    })();
+    await Promise.all([...Array.from({ length: CLIENTS }, client), chaos.catch((error: unknown) => void violation(`failover: ${error instanceof Error ? error.message : String(error)}`))]);
+    await Promise.all(this.restarts);
+    if (Date.now() > deadline) violation(`the failover soak did not reach ${MIN_OPS} operations and ${MIN_FAILOVERS} failovers within ${BUDGET_MS / 1000} s`);
+  }
+
+  /** A deposit through the front door, retried every 250 ms with its key until answered: when writes are served again. */
+  private async firstWrite(accountIds: string[], within: number): Promise<number | undefined> {
+    const accountId = pick(accountIds);
+    const op = this.op("deposit", `/api/v1/accounts/${accountId}/deposits`, { amount: "1.00", currency: "EUR" }, { accountId, amount: "1.00" });
+    this.ops.push(op);
+    const deadline = Date.now() + within;
+    while (Date.now() < deadline) {
+      const attempt = await this.send(op);
+      op.attempts.push(attempt);
+      if (attempt.status !== undefined && isAnswer(attempt.status)) {
+        op.answer = attempt;
+        return Date.now();
+      }
+      await sleep(250);
+    }
+    // Not answered: the soak's later checks send it again once the database is whole (`settle`).
+    op.gaveUp = true;
+    return undefined;
+  }
+
+  failoverSummary(): string {
+    const lost = this.failovers.filter((f) => !f.pgOnly);
+    const restart = this.failovers.find((f) => f.pgOnly);
+    const s = (ms?: number) => (ms === undefined ? "?" : `${(ms / 1000).toFixed(1)} s`);
+    return (
+      `failover: ${this.ha?.synchronous ? "synchronous" : "asynchronous"} replication; ` +
+      `${restart ? `PostgreSQL alone killed on ${restart.lost} -> ${restart.leader ?? "none"} leads (${restart.lost === restart.leader ? "restarted in place" : "FAILED OVER"}), first write after ${s(restart.toFirstWriteMs)}; ` : ""}` +
+      `failovers=${lost.length}: ${lost.map((f) => `${f.lost} lost -> ${f.leader ?? "none"} leads, first write after ${s(f.toFirstWriteMs)}`).join("; ")}`
+    );
   }
 
   private kill(instance: Instance): void {
