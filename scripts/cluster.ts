@@ -51,6 +51,8 @@ loopback. Ctrl-C stops all of it.
   --ha-port P           with --ha: HAProxy's primary route P, replica route P+1, the nodes'
                         PostgreSQL P+2, P+3, their Patroni REST P+4, P+5, etcd P+6, P+7 (default 5440)
   --async               with --ha: asynchronous replication (a failover may lose acknowledged commits)
+  --ha-dir DIR          with --ha: the nodes' data, configurations and logs (default .data/ha,
+                        as root the project cache's ha/)
   --help                this text
 `;
 
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
       ha: { type: "boolean", default: false },
       "ha-port": { type: "string" },
       async: { type: "boolean", default: false },
+      "ha-dir": { type: "string" },
     },
   });
   if (values.help) {
@@ -85,7 +88,7 @@ async function main(): Promise<void> {
   const statsPort = values["stats-port"] === undefined ? undefined : port("stats-port", values["stats-port"], 0);
   const { DEFAULT_PROMETHEUS_PORT, startPrometheus } = await import("./cluster/prometheus");
   const prometheusPort = port("prometheus-port", values["prometheus-port"], DEFAULT_PROMETHEUS_PORT);
-  if (!values.ha && (values["ha-port"] !== undefined || values.async)) fail("--ha-port and --async go with --ha");
+  if (!values.ha && (values["ha-port"] !== undefined || values.async || values["ha-dir"] !== undefined)) fail("--ha-port, --ha-dir and --async go with --ha");
   // The last of the eight ports must be a port too.
   const haPort = port("ha-port", values["ha-port"], 5440);
   if (values.ha) port("ha-port", String(haPort + 7), 0);
@@ -116,7 +119,7 @@ async function main(): Promise<void> {
   let primaryUrl = env.DATABASE_URL;
   if (values.ha) {
     if (primaryUrl) fail("--ha runs its own database: unset DATABASE_URL");
-    ha = await startHaDatabase({ ports: haPortsFrom(haPort), runDir: runsAsRoot() ? path.join(cacheDir(), "ha") : path.join(stateDir, "ha"), synchronous: !values.async, onLog: note });
+    ha = await startHaDatabase({ ports: haPortsFrom(haPort), runDir: values["ha-dir"] ? path.resolve(values["ha-dir"]) : runsAsRoot() ? path.join(cacheDir(), "ha") : path.join(stateDir, "ha"), synchronous: !values.async, onLog: note });
     primaryUrl = ha.url;
   } else if (!primaryUrl) {
     embedded = await startEmbedded(databaseSettings(), true);

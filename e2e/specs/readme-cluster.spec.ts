@@ -6,11 +6,17 @@
  * HAProxy's address (a free port instead of 8080); the instances, PgBouncer
  * and the stand-in get free ports through the command's own flags. Then
  * SIGTERM must stop all of it.
+ *
+ * The same block runs a second time against `npm run cluster -- --ha` (the
+ * HA database: Patroni, two PostgreSQL 15 nodes, etcd, HAProxy's PostgreSQL
+ * side), where `patronictl` must list a leader and a synchronous standby.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import path from "node:path";
 import { createServer } from "node:net";
 import { expect, test } from "@playwright/test";
+import { scratchClusterParent } from "../../db/cluster-home";
 import { createFreshDatabase, freePort, type FreshDatabase } from "../../tests/support/database";
 import { exited, readmeBlock, root, runScript } from "../support/walkthrough";
 
@@ -21,11 +27,14 @@ const listenable = (port: number) =>
     server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 
-/** `--instance-port P` puts the instances on P, P+1: two free ports in a row. */
-async function twoFreePorts(): Promise<number> {
+/** `--instance-port P` puts the instances on P, P+1: `count` free ports in a row. */
+async function freePortsInARow(count = 2): Promise<number> {
   for (;;) {
     const port = await freePort();
-    if (port < 65535 && (await listenable(port + 1))) return port;
+    if (port + count - 1 > 65535) continue;
+    let free = true;
+    for (let i = 1; i < count && free; i++) free = await listenable(port + i);
+    if (free) return port;
   }
 }
 
@@ -42,7 +51,7 @@ test("the README's cluster walkthrough runs as written", async () => {
   let output = "";
   try {
     database = await createFreshDatabase("readme_cluster");
-    const [port, poolerPort, pspPort, instancePort] = [await freePort(), await freePort(), await freePort(), await twoFreePorts()];
+    const [port, poolerPort, pspPort, instancePort] = [await freePort(), await freePort(), await freePort(), await freePortsInARow()];
     const env = { ...process.env, DATABASE_URL: database.url, PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
     cluster = spawn(
       process.execPath,
@@ -77,4 +86,54 @@ test("the README's cluster walkthrough runs as written", async () => {
     }
     await database?.dispose();
   }
+});
+
+test.describe("with --ha", () => {
+  test.skip(!existsSync("/usr/bin/patroni") || !existsSync("/usr/bin/etcd"), "needs Debian's patroni and etcd-server: apt-get install -y patroni etcd-server");
+
+  test("the same walkthrough on the HA database; patronictl lists a leader and a synchronous standby", async () => {
+    test.setTimeout(240_000);
+    const script = readmeBlock("Run it as a cluster");
+    const haDir = scratchClusterParent("readme-ha");
+    let cluster: ChildProcess | undefined;
+    let output = "";
+    try {
+      const [port, poolerPort, pspPort, instancePort, haPort] = [await freePort(), await freePort(), await freePort(), await freePortsInARow(), await freePortsInARow(8)];
+      // The HA database is the cluster's own: no DATABASE_URL (refused with --ha), and the CLIs find it through the run file.
+      const env: NodeJS.ProcessEnv = { ...process.env, PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
+      delete env.DATABASE_URL;
+      delete env.EMBEDDED_PG_DIR;
+      const args = ["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort), "--ha", "--ha-port", String(haPort), "--ha-dir", path.join(haDir, "ha")];
+      cluster = spawn(process.execPath, ["--import", "tsx", "scripts/cluster.ts", ...args], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
+      cluster.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      cluster.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      await expect.poll(() => (cluster!.exitCode === null ? output : `exited ${cluster!.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
+      expect(output).toContain(`PostgreSQL       127.0.0.1:${haPort} (HAProxy: the primary`);
+      expect(output).toMatch(/synchronous_mode, ttl 10 s/);
+
+      const { code, out } = await runScript(script.replaceAll("localhost:8080", `127.0.0.1:${port}`), { ...env, PSP_URL: `http://127.0.0.1:${pspPort}` });
+      expect(code, out).toBe(0);
+      expect((out.match(/HTTP\/1\.1 201/g) ?? []).length, out).toBe(2);
+      expect(out).toMatch(/^idempotent-replayed: true/im);
+      expect(out).toMatch(/^Reconciled: the ledger matches the provider's 1 charges/m);
+
+      const config = output.match(/patronictl -c (\S+) list/)?.[1];
+      expect(config, output).toBeDefined();
+      const members = JSON.parse(execFileSync("patronictl", ["-c", path.resolve(root, config!), "list", "-f", "json"], { encoding: "utf8" })) as { Member: string; Role: string; State: string }[];
+      expect(members.map((m) => m.Role).sort()).toEqual(["Leader", "Sync Standby"]);
+
+      process.kill(-cluster.pid!, "SIGTERM");
+      expect(await exited(cluster), output).toBe(0);
+      expect(output).toContain("cluster: stopped");
+      for (const p of [port, poolerPort, pspPort, instancePort, instancePort + 1, ...Array.from({ length: 8 }, (_, i) => haPort + i)]) {
+        expect(await listenable(p), `port ${p}`).toBe(true);
+      }
+    } finally {
+      if (cluster?.pid !== undefined && cluster.exitCode === null) {
+        process.kill(-cluster.pid, "SIGTERM");
+        await exited(cluster);
+      }
+      rmSync(haDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -8,7 +8,7 @@ describe("npm run cluster", () => {
   it("--help prints every option and exits 0", () => {
     const help = cluster("--help");
     expect(help.status).toBe(0);
-    for (const option of ["--instances", "--port", "--instance-port", "--pooler-port", "--stats-port", "--prometheus", "--prometheus-port", "--ha", "--ha-port", "--async", "--help"]) expect(help.stdout).toContain(option);
+    for (const option of ["--instances", "--port", "--instance-port", "--pooler-port", "--stats-port", "--prometheus", "--prometheus-port", "--ha", "--ha-port", "--ha-dir", "--async", "--help"]) expect(help.stdout).toContain(option);
   });
 
   it("an unknown option is one line naming it and --help, exit 1", () => {
@@ -19,11 +19,11 @@ describe("npm run cluster", () => {
     expect(lines[0]).toMatch(/^Cannot start the cluster: Unknown option '--nope'.*\(npm run cluster -- --help lists the options\)$/);
   });
 
-  it("--ha-port and --async without --ha are one line, exit 1, before anything starts", () => {
-    for (const args of [["--async"], ["--ha-port", "6000"]]) {
+  it("--ha-port, --ha-dir and --async without --ha are one line, exit 1, before anything starts", () => {
+    for (const args of [["--async"], ["--ha-port", "6000"], ["--ha-dir", "/tmp/nowhere"]]) {
       const wrong = cluster(...args);
       expect(wrong.status).toBe(1);
-      expect(wrong.stderr.trim()).toBe("Cannot start the cluster: --ha-port and --async go with --ha");
+      expect(wrong.stderr.trim()).toBe("Cannot start the cluster: --ha-port, --ha-dir and --async go with --ha");
     }
   });
 });
