@@ -11,7 +11,7 @@ import * as schema from "./schema";
 export type Db = PostgresJsDatabase<typeof schema>;
 export type Database = { sql: Sql; db: Db; url: string };
 
-type Holder = { __eoDatabase?: Database; __eoHeldConnections?: { count: number } };
+type Holder = { __eoDatabase?: Database; __eoReplica?: Sql; __eoHeldConnections?: { count: number } };
 const holder = globalThis as Holder;
 
 /**
@@ -231,16 +231,33 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   return holder.__eoDatabase;
 }
 
+/**
+ * A small pool on a standby (`url`), opened once, for reads that may lag the
+ * primary by a moment: the admin dashboard's lists, counts and activity.
+ * Never the middleware's decisions, nor anything a write of this request
+ * must see. Read-only by construction: a standby refuses writes.
+ */
+export function openReplica(url: string): Sql {
+  return (holder.__eoReplica ??= postgres(url, { max: 4, onnotice: () => {}, connect_timeout: 5, backoff: reconnectBackoff }));
+}
+
 /** The open pool: start-up (ensureDatabase) or a test's set-up opened it. */
 export function database(): Database {
   if (holder.__eoDatabase) return holder.__eoDatabase;
   throw new Error("The database is not started: call ensureDatabase() at start-up, or openDatabase().");
 }
 
+export async function closeReplica(): Promise<void> {
+  const replica = holder.__eoReplica;
+  holder.__eoReplica = undefined;
+  await replica?.end({ timeout: 5 });
+}
+
 export async function closeDatabase(): Promise<void> {
   const open = holder.__eoDatabase;
   holder.__eoDatabase = undefined;
   await open?.sql.end({ timeout: 5 });
+  await closeReplica();
 }
 
 /**

@@ -133,6 +133,7 @@ async function main(): Promise<void> {
 
   const cluster = await startCluster({
     primaryUrl,
+    replicaUrl: ha?.replicaUrl,
     instancePorts: Array.from({ length: instances }, (_, i) => firstInstancePort + i),
     port: haproxyPort,
     poolerPort,

@@ -12,7 +12,7 @@
  * reach for themselves.
  */
 import type { AnyRouter } from "@trpc/server";
-import { database } from "../db/client";
+import { database, openReplica } from "../db/client";
 import { DEMO_TENANT } from "../db/seed";
 import { accountsRouter } from "./accounts/_router";
 import { adminRouter } from "./admin/_router";
@@ -97,7 +97,9 @@ const limits = createTenantLimits(database, { requestsPerMinute: env.TENANT_REQU
 /** A request's context. Pure apart from the open pool: tests call it directly with a tenant. */
 export async function createContextInner(options: ContextOptions = {}): Promise<Context> {
   const { db, sql } = database();
-  return contextOf({ db, sql, log: logger, keys: lab.keysRuntime(idempotencyRuntime), auth, completer, limits }, options);
+  // The admin's overview reads DATABASE_REPLICA_URL's standby when there is one.
+  const reads = env.DATABASE_REPLICA_URL ? openReplica(env.DATABASE_REPLICA_URL) : sql;
+  return contextOf({ db, sql, reads, log: logger, keys: lab.keysRuntime(idempotencyRuntime), auth, completer, limits }, options);
 }
 
 /** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */

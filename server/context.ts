@@ -20,6 +20,8 @@ export type ChangeVerdict = { ok: true } | { ok: false; reason: string };
 export type AppServices = {
   db: Db;
   sql: Sql;
+  /** For reads that may lag the primary by a moment (the admin's lists and counts): a standby when one is configured. */
+  reads: Sql;
   log: Logger;
   /** The idempotency middleware's runtime for this request (the lab hands a simulated crash a variant). */
   keys: IdempotencyRuntime<Db>;

@@ -55,6 +55,12 @@ const schema = z.object({
   /** Unset: the app starts an embedded PostgreSQL under EMBEDDED_PG_DIR. */
   DATABASE_URL: z.url().optional(),
   /**
+   * A standby of DATABASE_URL's primary (`npm run cluster -- --ha` sets HAProxy's replica route):
+   * the admin dashboard's lists, counts and activity read there, off the primary. Unset: they read
+   * the primary like everything else.
+   */
+  DATABASE_REPLICA_URL: z.url().optional(),
+  /**
    * "true": DATABASE_URL is a transaction-mode pooler (PgBouncer) in front of PostgreSQL, so a
    * server connection serves this process for one transaction at a time. The pool then uses no
    * named prepared statements (PgBouncer 1.18 cannot follow them from one server connection to

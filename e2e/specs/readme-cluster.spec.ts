@@ -16,6 +16,7 @@ import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { createServer } from "node:net";
 import { expect, test } from "@playwright/test";
+import postgres from "postgres";
 import { scratchClusterParent } from "../../db/cluster-home";
 import { createFreshDatabase, freePort, type FreshDatabase } from "../../tests/support/database";
 import { exited, readmeBlock, root, runScript } from "../support/walkthrough";
@@ -121,6 +122,13 @@ test.describe("with --ha", () => {
       expect(config, output).toBeDefined();
       const members = JSON.parse(execFileSync("patronictl", ["-c", path.resolve(root, config!), "list", "-f", "json"], { encoding: "utf8" })) as { Member: string; Role: string; State: string }[];
       expect(members.map((m) => m.Role).sort()).toEqual(["Leader", "Sync Standby"]);
+      // HAProxy's two routes: the primary, and the standby the admin's overview reads (DATABASE_REPLICA_URL).
+      for (const [route, recovering] of [[haPort, false], [haPort + 1, true]] as const) {
+        const sql = postgres(`postgres://postgres@127.0.0.1:${route}/postgres`, { max: 1, onnotice: () => {} });
+        const [row] = await sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
+        await sql.end({ timeout: 5 });
+        expect(row!.standby, `port ${route}`).toBe(recovering);
+      }
 
       process.kill(-cluster.pid!, "SIGTERM");
       expect(await exited(cluster), output).toBe(0);

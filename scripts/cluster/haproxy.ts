@@ -151,7 +151,7 @@ export async function startHaproxy(options: HaproxyOptions): Promise<RunningHapr
 export type DatabaseProxyOptions = {
   /** The current primary, whichever node it is (Patroni's `GET /primary` answers 200 on it alone). */
   primaryPort: number;
-  /** Any running standby (`GET /replica`). */
+  /** A running standby (`GET /replica`), or with none the primary (`GET /read-only`). */
   replicaPort: number;
   nodes: { name: string; pgPort: number; restPort: number }[];
   runDir: string;
@@ -166,10 +166,7 @@ export type DatabaseProxyOptions = {
  * connection to a node that was demoted.
  */
 export function databaseProxyConfig(options: DatabaseProxyOptions): string {
-  const route = (name: string, port: number, check: string) => [
-    "",
-    `listen ${name}`,
-    `  bind 127.0.0.1:${port}`,
+  const servers = (check: string) => [
     `  option httpchk GET ${check}`,
     "  http-check expect status 200",
     "  default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions",
@@ -186,8 +183,22 @@ export function databaseProxyConfig(options: DatabaseProxyOptions): string {
     // PgBouncer keeps its server connections open while idle: longer than its server_idle_timeout (10 min).
     "  timeout client 1h",
     "  timeout server 1h",
-    ...route("primary", options.primaryPort, "/primary"),
-    ...route("replica", options.replicaPort, "/replica"),
+    "",
+    "listen primary",
+    `  bind 127.0.0.1:${options.primaryPort}`,
+    ...servers("/primary"),
+    "",
+    // Reads that may lag go to a standby; with none running, to whichever node serves reads (the primary), not nowhere.
+    "frontend replica",
+    `  bind 127.0.0.1:${options.replicaPort}`,
+    "  use_backend standbys if { nbsrv(standbys) gt 0 }",
+    "  default_backend readable",
+    "",
+    "backend standbys",
+    ...servers("/replica"),
+    "",
+    "backend readable",
+    ...servers("/read-only"),
     "",
   ].join("\n");
 }

@@ -39,6 +39,8 @@ export type ClusterOptions = {
   pspPort: number;
   /** Generated configurations and every process's log. */
   runDir: string;
+  /** A standby of the primary for the admin's overview reads (DATABASE_REPLICA_URL), reached directly. */
+  replicaUrl?: string;
   /** The environment of every instance (secrets, intervals, log level); the topology sets the rest. */
   instanceEnv: Record<string, string | undefined>;
   /** HAProxy's `timeout server`: an answer slower than this is re-sent to another instance. */
@@ -124,6 +126,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       DATABASE_POOLED: "true",
       MIGRATE_ON_START: "false",
       SEED_DEMO: "false",
+      ...(options.replicaUrl ? { DATABASE_REPLICA_URL: options.replicaUrl } : {}),
       PSP_URL: psp.url,
       PSP_WEBHOOK_SECRET: options.pspWebhookSecret,
       // HAProxy in front: the instances believe its X-Forwarded-For, and only from its own source address (scripts/cluster/haproxy.ts).
@@ -131,6 +134,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     };
     // An instance's own embedded cluster or stand-in would be a second database or provider.
     for (const k of ["EMBEDDED_PG_DIR", "EMBEDDED_PG_PORT", "PSP_PORT"]) delete env[k];
+    // A standby named in our own environment belongs to some other primary.
+    if (!options.replicaUrl) delete env.DATABASE_REPLICA_URL;
     for (const [k, v] of Object.entries(options.instanceEnv)) if (v === undefined) delete env[k];
 
     const instances = options.instancePorts.map((port, i) => instanceHandle(`app${i + 1}`, port, path.join(options.runDir, `app${i + 1}.log`), env));

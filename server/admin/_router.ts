@@ -28,9 +28,10 @@ const sessionRefInput = strictInput({ id: z.string().regex(/^[0-9a-f]{32}$/) });
 
 export const adminRouter = router({
   keys: router({
-    list: adminProcedure.input(listKeysInput).query(({ ctx, input }) => listKeys(ctx, input)),
-    counts: adminProcedure.input(tenantScopeInput).query(({ ctx, input }) => keyCounts(ctx, input)),
-    activity: adminProcedure.input(tenantScopeInput).query(({ ctx, input }) => keyActivity(ctx, input)),
+    // The dashboard's overview may lag the primary by a moment: it reads a standby when there is one.
+    list: adminProcedure.input(listKeysInput).query(({ ctx, input }) => listKeys({ sql: ctx.reads }, input)),
+    counts: adminProcedure.input(tenantScopeInput).query(({ ctx, input }) => keyCounts({ sql: ctx.reads }, input)),
+    activity: adminProcedure.input(tenantScopeInput).query(({ ctx, input }) => keyActivity({ sql: ctx.reads }, input)),
     get: adminProcedure.input(keyRefInput).query(({ ctx, input }) => getKey(ctx, input)),
     recover: operatorProcedure.input(keyRefInput).mutation(({ ctx, input }) => recoverKey(ctx, input)),
     resume: operatorProcedure.input(keyRefInput).mutation(({ ctx, input }) => resumeKey(ctx, input)),

@@ -111,6 +111,7 @@ async function main(): Promise<number> {
   try {
     cluster = await startCluster({
       primaryUrl: fresh.url,
+      replicaUrl: ha?.replicaUrl,
       instancePorts: ports.instances,
       port: ports.haproxy,
       poolerPort: ports.pooler,
@@ -465,7 +466,7 @@ class Soak {
     const restart = this.failovers.find((f) => f.pgOnly);
     const s = (ms?: number) => (ms === undefined ? "?" : `${(ms / 1000).toFixed(1)} s`);
     return (
-      `failover: ${this.ha?.synchronous ? "synchronous" : "asynchronous"} replication; ` +
+      `failover: ${this.ha?.synchronous ? "synchronous" : "asynchronous"} replication; acknowledged-lost=${this.acknowledgedLost} of ${this.ops.filter((o) => o.answer).length} answered; ` +
       `${restart ? `PostgreSQL alone killed on ${restart.lost} -> ${restart.leader ?? "none"} leads (${restart.lost === restart.leader ? "restarted in place" : "FAILED OVER"}), first write after ${s(restart.toFirstWriteMs)}; ` : ""}` +
       `failovers=${lost.length}: ${lost.map((f) => `${f.lost} lost -> ${f.leader ?? "none"} leads, first write after ${s(f.toFirstWriteMs)}`).join("; ")}`
     );
@@ -528,6 +529,7 @@ class Soak {
         if (a.status !== first.status || a.body !== first.body) violation(`${op.kind} ${op.key}: answers differ: ${first.status} ${first.body} vs ${a.status} ${a.body}`);
       }
       const stored = keys.get(op.key);
+      if (!stored || stored.response_status !== first.status || stored.response_body !== first.body) this.acknowledgedLost++;
       if (!stored) violation(`${op.kind} ${op.key}: answered ${first.status} but no key is stored`);
       else if (stored.response_status !== first.status || stored.response_body !== first.body) {
         violation(`${op.kind} ${op.key}: the stored answer (${stored.response_status} ${stored.response_body}) differs from the client's (${first.status} ${first.body})`);
@@ -580,6 +582,8 @@ class Soak {
 
   charges = 0;
   successfulPayments = 0;
+  /** Answers a client got whose key is gone afterwards, or holds another answer. */
+  acknowledgedLost = 0;
 
   summary(resentPosts: number, resentAll: number, seconds: number): string {
     const count = (kind: Kind) => this.ops.filter((o) => o.kind === kind).length;
