@@ -32,9 +32,9 @@ import path from "node:path";
 import { ClusterSetupError, makeOwnedDir, postgresUser, unreachableAncestor } from "../../db/cluster-home";
 import { startDatabaseProxy } from "./haproxy";
 
-export const PATRONI_BIN = "/usr/bin/patroni";
-export const ETCD_BIN = "/usr/bin/etcd";
-export const PG15_BIN_DIR = "/usr/lib/postgresql/15/bin";
+const PATRONI_BIN = "/usr/bin/patroni";
+const ETCD_BIN = "/usr/bin/etcd";
+const PG15_BIN_DIR = "/usr/lib/postgresql/15/bin";
 
 /** Short, for a demo on one machine: the leader key lives `ttl` seconds, so a lost primary is replaced about that long after. */
 export const HA_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 4 } as const;
@@ -69,7 +69,7 @@ export type HaOptions = {
   onLog?: (line: string) => void;
 };
 
-export type HaRole = "leader" | "sync_standby" | "replica" | "down";
+export type HaRole = "leader" | "standby" | "down";
 
 export type HaNode = {
   name: string;
@@ -80,8 +80,6 @@ export type HaNode = {
   logPath: string;
   /** What the node's Patroni says it is now. */
   role: () => Promise<HaRole>;
-  /** The PostgreSQL timeline the node is on (a promotion starts a new one). */
-  timeline: () => Promise<number | undefined>;
   /** SIGKILLs the node's Patroni and PostgreSQL together: the machine is lost. */
   lose: () => void;
   /** SIGKILLs the node's PostgreSQL only; its Patroni lives on. */
@@ -241,7 +239,7 @@ function node(name: string, ports: { pg: number; rest: number }, runDir: string,
   if (runAs) chownSync(configPath, runAs.uid, runAs.gid);
   const patroni = supervised(`Patroni ${name}`, PATRONI_BIN, [configPath], path.join(dir, "patroni.log"), runAs);
   const rest = `http://127.0.0.1:${ports.rest}`;
-  const status = async () => (await get(`${rest}/patroni`))?.json as { role?: string; state?: string; timeline?: number } | undefined;
+  const status = async () => (await get(`${rest}/patroni`))?.json as { role?: string; state?: string } | undefined;
   const postmaster = () => {
     try {
       return Number(readFileSync(path.join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0]) || undefined;
@@ -260,12 +258,10 @@ function node(name: string, ports: { pg: number; rest: number }, runDir: string,
     configPath,
     logPath: patroni.logPath,
     role: async (): Promise<HaRole> => {
-      const [s, sync] = await Promise.all([status(), get(`${rest}/sync`)]);
+      const s = await status();
       if (s?.state !== "running") return "down";
-      if (s.role === "master" || s.role === "primary") return "leader";
-      return sync?.status === 200 ? "sync_standby" : "replica";
+      return s.role === "master" || s.role === "primary" ? "leader" : "standby";
     },
-    timeline: async () => (await status())?.timeline,
     lose: () => {
       // Both at once, so neither sees the other die first and acts on it.
       patroni.kill("SIGKILL");
