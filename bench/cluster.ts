@@ -13,6 +13,19 @@
  * alternate the order of the configurations; every figure is the median of
  * the rounds. CPU per operation is read from /proc for each process of the
  * topology, so the table says where the two cores went.
+ *
+ * `--ha`: the database is the HA one (scripts/cluster/patroni.ts: a primary
+ * and a standby under Patroni), and the configurations are
+ *
+ *   direct        one instance, the primary directly; the admin's overview reads the primary
+ *   synchronous   HAProxy → N instances → PgBouncer → the primary, commits wait for the standby;
+ *                 the overview reads the standby (DATABASE_REPLICA_URL)
+ *   asynchronous  the same, with Patroni's synchronous_mode switched off between rounds
+ *
+ * with a third call, the dashboard's overview (the keys list and the
+ * counts, as an operator's browser polls them), and a `standby` CPU column
+ * (the standby's PostgreSQL processes). The `postgres` column is the
+ * primary's: the overview's row says what reading the standby takes off it.
  */
 import { readFileSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -22,17 +35,18 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { scratchClusterParent } from "../db/cluster-home";
 import * as schema from "../db/schema";
+import { startHaDatabase, type HaDatabase } from "../scripts/cluster/patroni";
 import { startCluster, type Cluster } from "../scripts/cluster/topology";
+import { addOperator, OperatorRole } from "../server/admin/operators";
 import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase, freePort } from "../tests/support/database";
 import { client, type Client } from "./http";
 import { drive, median, type Load } from "./measure";
 
-export type ClusterBenchOptions = { instances: number; load: Load; rounds: number };
+export type ClusterBenchOptions = { instances: number; load: Load; rounds: number; ha?: boolean };
 
 type Target = { name: string; url: string; prepare: () => Promise<void> };
-type Part = "client" | "app" | "haproxy" | "pgbouncer" | "provider" | "postgres" | "other";
-const PARTS: Part[] = ["client", "app", "haproxy", "pgbouncer", "provider", "postgres", "other"];
+type Part = "client" | "app" | "haproxy" | "pgbouncer" | "provider" | "postgres" | "standby" | "other";
 type Measured = { opsPerSec: number; p50: number; p99: number; cpuUs: Record<Part, number> };
 
 const TICK_US = 10_000;
@@ -57,8 +71,10 @@ function machineBusy(): number {
 
 export async function runClusterBench(options: ClusterBenchOptions): Promise<string> {
   const started = performance.now();
-  const fresh = await createFreshDatabase("bench_cluster");
+  const PARTS: Part[] = ["client", "app", "haproxy", "pgbouncer", "provider", "postgres", ...(options.ha ? (["standby"] as const) : []), "other"];
   const runDir = scratchClusterParent("bench-cluster");
+  const ha = options.ha ? await startHa(runDir) : undefined;
+  const fresh = ha ? { url: ha.url, dispose: ha.stop } : await createFreshDatabase("bench_cluster");
   const probe = postgres(fresh.url, { max: 1, onnotice: () => {} });
   let cluster: Cluster | undefined;
   const http: Client[] = [];
@@ -67,6 +83,7 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     for (let i = 0; i < options.instances; i++) instancePorts.push(await freePort());
     cluster = await startCluster({
       primaryUrl: fresh.url,
+      replicaUrl: ha?.replicaUrl,
       instancePorts,
       port: await freePort(),
       poolerPort: await freePort(),
@@ -75,23 +92,37 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
       pspWebhookSecret: "whsec_bench_only",
       instanceEnv: { ADMIN_PASSWORD: "a bench admin password", DEMO_MODE: "false", LOG_LEVEL: "warn" },
     });
-    const direct = await cluster.startDirectInstance(await freePort());
+    // With --ha the direct instance is also the baseline of the overview: it reads the primary.
+    const direct = await cluster.startDirectInstance(await freePort(), { DATABASE_REPLICA_URL: undefined });
     const { token } = await createTenant(drizzle({ client: probe, schema }), "bench");
     const c = cluster;
     const names = c.instances.map((i) => i.name);
     const only = async (count: number) => {
       for (const [n, name] of names.entries()) await c.haproxyCommand(`set server instances/${name} state ${n < count ? "ready" : "maint"}`);
     };
-    const targets: Target[] = [
-      { name: "direct, 1 instance", url: direct.url, prepare: async () => undefined },
-      { name: "HAProxy+PgBouncer, 1 instance", url: c.url, prepare: () => only(1) },
-      { name: `HAProxy+PgBouncer, ${options.instances} instances`, url: c.url, prepare: () => only(options.instances) },
-    ];
+    const synchronous = (on: boolean) => async () => {
+      await only(options.instances);
+      if (ha) await setSynchronous(ha, probe, on);
+    };
+    const targets: Target[] = ha
+      ? [
+          { name: "direct, 1 instance, synchronous", url: direct.url, prepare: synchronous(true) },
+          { name: `HAProxy+PgBouncer, ${options.instances} instances, synchronous`, url: c.url, prepare: synchronous(true) },
+          { name: `HAProxy+PgBouncer, ${options.instances} instances, asynchronous`, url: c.url, prepare: synchronous(false) },
+        ]
+      : [
+          { name: "direct, 1 instance", url: direct.url, prepare: async () => undefined },
+          { name: "HAProxy+PgBouncer, 1 instance", url: c.url, prepare: () => only(1) },
+          { name: `HAProxy+PgBouncer, ${options.instances} instances`, url: c.url, prepare: () => only(options.instances) },
+        ];
 
     const postgresPids = async () => (await probe<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() or datname is null`).map((r) => r.pid);
+    // The standby's processes (its startup and walreceiver, the overview's backends), read on the standby itself.
+    const standby = ha ? postgres(ha.replicaUrl, { max: 1, onnotice: () => {} }) : undefined;
+    const standbyPids = async () => (standby ? (await standby<{ pid: number }[]>`select pid from pg_stat_activity`).map((r) => r.pid) : []);
     const snapshot = async (): Promise<Record<Part, number> & { machine: number }> => {
       const pids = c.pids();
-      const pg = await postgresPids();
+      const [pg, replica] = await Promise.all([postgresPids(), standbyPids()]);
       const parts = {
         client: processCpu(process.pid),
         app: [...pids.instances, direct.pid()].reduce((n: number, pid) => n + processCpu(pid), 0),
@@ -99,6 +130,7 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
         pgbouncer: processCpu(pids.pooler),
         provider: processCpu(pids.psp),
         postgres: pg.reduce((n, pid) => n + processCpu(pid), 0),
+        standby: replica.reduce((n, pid) => n + processCpu(pid), 0),
         other: 0,
       };
       return { ...parts, machine: machineBusy() };
@@ -125,9 +157,23 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
       if (r.status !== 201 || r.headers["idempotent-replayed"] !== "true") throw new Error(`replay answered ${r.status} (replayed: ${String(r.headers["idempotent-replayed"])})`);
     };
 
+    // The dashboard's overview as an operator's browser polls it: the first page of keys and the counts, one session per configuration.
+    const viewer = { name: `bench-${randomUUID().slice(0, 8)}`, password: "a bench operator password" };
+    if (ha) await addOperator(drizzle({ client: probe, schema }), viewer.name, OperatorRole.Viewer, viewer.password);
+    const overview = (h: Client) => {
+      let cookie: Promise<string> | undefined;
+      return async () => {
+        const session = await (cookie ??= signIn(h, viewer));
+        for (const path of ["admin.keys.list", "admin.keys.counts"]) {
+          const r = await h.send("GET", `/api/trpc/${path}?input=${encodeURIComponent("{}")}`, { cookie: session });
+          if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${r.body.slice(0, 200)}`);
+        }
+      };
+    };
     const scenarios = [
       { name: "payment, fresh key", op: pay },
       { name: "replay of a stored key", op: replay },
+      ...(ha ? [{ name: "admin overview (list + counts)", op: overview }] : []),
     ];
     // Unmeasured: each configuration's JIT, connection pools and caches settle before the first round.
     for (const target of targets) {
@@ -169,6 +215,7 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     }
     await only(options.instances);
 
+    await standby?.end({ timeout: 5 });
     const [{ version } = { version: "?" }] = await probe<{ version: string }[]>`select current_setting('server_version') as version`;
     const rows: string[][] = [];
     for (const scenario of scenarios) {
@@ -193,9 +240,9 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     const line = (r: string[]) => r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
     const seconds = ((performance.now() - started) / 1000).toFixed(0);
     return [
-      `Cluster bench: PostgreSQL ${version} (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
+      `Cluster bench: PostgreSQL ${version} (${ha ? "Patroni: a primary and a standby" : process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
         `concurrency ${options.load.concurrency}, median of ${options.rounds} rounds of ${options.load.durationMs / 1000} s (+${options.load.warmupMs / 1000} s warm-up), ${seconds} s in all`,
-      "CPU columns: microseconds of CPU per operation, per process group (app = the instances; other = the rest of the machine).",
+      `CPU columns: microseconds of CPU per operation, per process group (app = the instances;${ha ? " postgres = the primary's PostgreSQL, standby = the standby's;" : ""} other = the rest of the machine).`,
       "",
       line(header),
       widths.map((w) => "-".repeat(w)).join("  "),
@@ -209,4 +256,33 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     await fresh.dispose();
     rmSync(runDir, { recursive: true, force: true });
   }
+}
+
+/** The HA database on free ports, in the run's scratch directory. */
+async function startHa(runDir: string): Promise<HaDatabase> {
+  const nodes = [];
+  for (let i = 0; i < 2; i++) nodes.push({ pg: await freePort(), rest: await freePort() });
+  const ports = { primary: await freePort(), replica: await freePort(), nodes, etcd: await freePort(), etcdPeer: await freePort() };
+  return startHaDatabase({ ports, runDir: `${runDir}/ha`, synchronous: true });
+}
+
+/** Switches Patroni's synchronous_mode and waits until the primary runs with it (synchronous_standby_names set or empty). */
+async function setSynchronous(ha: HaDatabase, primary: postgres.Sql, on: boolean): Promise<void> {
+  const res = await fetch(`http://127.0.0.1:${ha.nodes[0]!.restPort}/config`, { method: "PATCH", body: JSON.stringify({ synchronous_mode: on }), headers: { "content-type": "application/json" } });
+  if (!res.ok) throw new Error(`Patroni refused synchronous_mode=${on}: ${res.status} ${await res.text()}`);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const [row] = await primary<{ names: string }[]>`select current_setting('synchronous_standby_names') as names`;
+    if ((row!.names !== "") === on) return;
+    if (Date.now() > deadline) throw new Error(`the primary did not switch to synchronous_mode=${on} within 30 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Signs `operator` in through the instance (a same-origin JSON POST, as the dashboard's form): its session cookie. */
+async function signIn(h: Client, operator: { name: string; password: string }): Promise<string> {
+  const r = await h.send("POST", "/admin/session", { "content-type": "application/json", origin: h.origin }, JSON.stringify({ operator: operator.name, password: operator.password }));
+  const cookie = [r.headers["set-cookie"] ?? []].flat()[0]?.split(";")[0];
+  if (r.status !== 200 || !cookie) throw new Error(`sign-in answered ${r.status}: ${r.body.slice(0, 200)}`);
+  return cookie;
 }

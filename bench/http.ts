@@ -53,6 +53,7 @@ export async function serve(handler: FetchHandler): Promise<Listening> {
 export type Reply = { status: number; headers: IncomingMessage["headers"]; body: string };
 
 export type Client = {
+  origin: string;
   send: (method: "GET" | "POST", path: string, headers: Record<string, string>, body?: string) => Promise<Reply>;
   close: () => void;
 };
@@ -68,5 +69,5 @@ export function client(origin: string, maxSockets: number): Client {
       req.on("error", reject);
       req.end(body);
     });
-  return { send, close: () => agent.destroy() };
+  return { origin, send, close: () => agent.destroy() };
 }

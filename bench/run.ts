@@ -58,6 +58,8 @@ const { values } = parseArgs({
     /** HAProxy + PgBouncer with 1 and N instances against one direct instance, instead of the rest. */
     cluster: { type: "boolean", default: false },
     instances: { type: "string", default: "2" },
+    /** With --cluster: the HA database (Patroni, a standby): synchronous against asynchronous commits, and the admin's overview on the standby against the primary. */
+    ha: { type: "boolean", default: false },
     /** Only the expiry sweep at scale: --sweep-keys expired keys deleted while eight writers run. */
     sweep: { type: "boolean", default: false },
     "sweep-keys": { type: "string", default: "1000000" },
@@ -71,7 +73,7 @@ const { values } = parseArgs({
     bare: { type: "boolean", default: false },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "sweep" | "observability" | "statements" | "bare" | "peers">) => {
+const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "ha" | "sweep" | "observability" | "statements" | "bare" | "peers">) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -92,8 +94,9 @@ async function warmUp(t: Transport, paymentId: string) {
 }
 
 async function main() {
+  if (values.ha && !values.cluster) throw new Error("--ha goes with --cluster");
   if (values.cluster) {
-    process.stdout.write(await runClusterBench({ instances: positive("instances"), load: base, rounds }));
+    process.stdout.write(await runClusterBench({ instances: positive("instances"), load: base, rounds, ha: values.ha }));
     return;
   }
   // Every idempotency event is also an info log line; at thousands a second

@@ -83,7 +83,7 @@ export type Cluster = {
    * One more instance of the same build, outside the topology: the primary
    * directly (no PgBouncer), no HAProxy in front. The bench's baseline.
    */
-  startDirectInstance: (port: number) => Promise<{ url: string; pid: () => number | undefined; stop: () => Promise<void> }>;
+  startDirectInstance: (port: number, env?: Record<string, string | undefined>) => Promise<{ url: string; pid: () => number | undefined; stop: () => Promise<void> }>;
   /** One command of HAProxy's runtime API, e.g. `set server instances/app2 state maint`. */
   haproxyCommand: (line: string) => Promise<string>;
   /** Pids of every process of the topology that runs now (for CPU accounting). */
@@ -164,8 +164,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       poolerLog: pooler.logPath,
       instances: instances.map((i) => i.handle),
       haproxyCommand: haproxy.command,
-      startDirectInstance: async (port) => {
-        const direct = instanceHandle("direct", port, path.join(options.runDir, "direct.log"), { ...env, DATABASE_URL: options.primaryUrl, DATABASE_POOLED: "false" });
+      startDirectInstance: async (port, extra = {}) => {
+        const directEnv: NodeJS.ProcessEnv = { ...env, DATABASE_URL: options.primaryUrl, DATABASE_POOLED: "false", ...extra };
+        for (const [k, v] of Object.entries(extra)) if (v === undefined) delete directEnv[k];
+        const direct = instanceHandle("direct", port, path.join(options.runDir, "direct.log"), directEnv);
         stops.push(direct.stop);
         await direct.start();
         return { url: direct.handle.url, pid: direct.pid, stop: direct.stop };
