@@ -102,7 +102,7 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     };
     const synchronous = (on: boolean) => async () => {
       await only(options.instances);
-      if (ha) await setSynchronous(ha, probe, on);
+      if (ha && ha.synchronous() !== on) await ha.setSynchronous(on);
     };
     const targets: Target[] = ha
       ? [
@@ -264,19 +264,6 @@ async function startHa(runDir: string): Promise<HaDatabase> {
   for (let i = 0; i < 2; i++) nodes.push({ pg: await freePort(), rest: await freePort() });
   const ports = { primary: await freePort(), replica: await freePort(), nodes, etcd: await freePort(), etcdPeer: await freePort() };
   return startHaDatabase({ ports, runDir: `${runDir}/ha`, synchronous: true });
-}
-
-/** Switches Patroni's synchronous_mode and waits until the primary runs with it (synchronous_standby_names set or empty). */
-async function setSynchronous(ha: HaDatabase, primary: postgres.Sql, on: boolean): Promise<void> {
-  const res = await fetch(`http://127.0.0.1:${ha.nodes[0]!.restPort}/config`, { method: "PATCH", body: JSON.stringify({ synchronous_mode: on }), headers: { "content-type": "application/json" } });
-  if (!res.ok) throw new Error(`Patroni refused synchronous_mode=${on}: ${res.status} ${await res.text()}`);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const [row] = await primary<{ names: string }[]>`select current_setting('synchronous_standby_names') as names`;
-    if ((row!.names !== "") === on) return;
-    if (Date.now() > deadline) throw new Error(`the primary did not switch to synchronous_mode=${on} within 30 s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** Signs `operator` in through the instance (a same-origin JSON POST, as the dashboard's form): its session cookie. */

@@ -187,7 +187,7 @@ async function main(): Promise<void> {
           `PostgreSQL       ${new URL(ha.url).host} (HAProxy: the primary, by Patroni's GET /primary), ${new URL(ha.replicaUrl).host} (a standby, GET /replica)`,
           ...ha.nodes.map((n) => `  node ${n.name}      PostgreSQL 15 on 127.0.0.1:${n.pgPort}, Patroni REST on http://127.0.0.1:${n.restPort}/`),
           `  etcd           ${ha.etcdUrl} (one member)`,
-          `  Patroni        ${ha.synchronous ? "synchronous_mode" : "asynchronous replication"}, ttl ${HA_TIMINGS.ttl} s, loop_wait ${HA_TIMINGS.loop_wait} s, retry_timeout ${HA_TIMINGS.retry_timeout} s; patronictl -c ${shortPath(ha.nodes[0]!.configPath)} list`,
+          `  Patroni        ${ha.synchronous() ? "synchronous_mode" : "asynchronous replication"}, ttl ${HA_TIMINGS.ttl} s, loop_wait ${HA_TIMINGS.loop_wait} s, retry_timeout ${HA_TIMINGS.retry_timeout} s; patronictl -c ${shortPath(ha.nodes[0]!.configPath)} list`,
         ]
       : [`PostgreSQL       ${new URL(primaryUrl).host} (${embedded ? `embedded, ${embedded.dir}` : "DATABASE_URL"})`]),
     `provider         ${cluster.pspUrl}`,

@@ -94,7 +94,10 @@ export type HaDatabase = {
   replicaUrl: string;
   nodes: HaNode[];
   etcdUrl: string;
-  synchronous: boolean;
+  /** Whether commits wait for the standby now (`setSynchronous` changes it). */
+  synchronous: () => boolean;
+  /** Switches Patroni's synchronous_mode (in etcd, for the whole cluster) and waits until the cluster runs so. */
+  setSynchronous: (on: boolean) => Promise<void>;
   /** The node that leads now, by Patroni's word. */
   leader: () => Promise<HaNode | undefined>;
   /** Resolves once a node leads and every other running node streams from it as the standby it should be. */
@@ -159,18 +162,26 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
       runDir,
     });
     stops.push(proxy.stop);
+    let synchronous = options.synchronous;
     const ha: HaDatabase = {
       url: `postgres://postgres@127.0.0.1:${options.ports.primary}/postgres`,
       replicaUrl: `postgres://postgres@127.0.0.1:${options.ports.replica}/postgres`,
       nodes,
       etcdUrl,
-      synchronous: options.synchronous,
+      synchronous: () => synchronous,
+      setSynchronous: async (on) => {
+        await patchConfig(nodes, { synchronous_mode: on });
+        synchronous = on;
+        await ha.healthy();
+      },
       leader: () => leaderOf(nodes),
-      healthy: (timeoutMs = READY_TIMEOUT_MS) => healthyCluster(nodes, options.synchronous, timeoutMs),
+      healthy: (timeoutMs = READY_TIMEOUT_MS) => healthyCluster(nodes, synchronous, timeoutMs),
       stop: stopAll,
     };
+    // The bootstrap configuration counts only when the cluster is made: a kept one (npm run cluster -- --ha) is told.
+    await ha.setSynchronous(options.synchronous);
     const leader = await ha.healthy();
-    log(`Patroni: ${leader.name} leads, ${nodes.length - 1} ${options.synchronous ? "synchronous" : "asynchronous"} standby(s)`);
+    log(`Patroni: ${leader.name} leads, ${nodes.length - 1} ${synchronous ? "synchronous" : "asynchronous"} standby(s)`);
     return ha;
   } catch (error) {
     await stopAll();
@@ -317,6 +328,19 @@ async function healthyCluster<N extends HaNode>(nodes: N[], synchronous: boolean
     if (stableFor >= 2) return nodes.find((n) => n.name === leaders[0]!.name)!;
     if (Date.now() > deadline) throw new Error(`the HA database was not healthy within ${timeoutMs / 1000} s (${seen})`);
     await new Promise((r) => setTimeout(r, ok ? 1000 : 250));
+  }
+}
+
+/** Changes Patroni's dynamic configuration (kept in etcd) through any node's REST API. */
+async function patchConfig(nodes: HaNode[], change: Record<string, unknown>): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    for (const n of nodes) {
+      const res = await fetch(`http://127.0.0.1:${n.restPort}/config`, { method: "PATCH", body: JSON.stringify(change), headers: { "content-type": "application/json" }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+      if (res?.ok) return;
+    }
+    if (Date.now() > deadline) throw new Error(`no Patroni took the configuration change ${JSON.stringify(change)}`);
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
 

@@ -466,7 +466,7 @@ class Soak {
     const restart = this.failovers.find((f) => f.pgOnly);
     const s = (ms?: number) => (ms === undefined ? "?" : `${(ms / 1000).toFixed(1)} s`);
     return (
-      `failover: ${this.ha?.synchronous ? "synchronous" : "asynchronous"} replication; acknowledged-lost=${this.acknowledgedLost} of ${this.ops.filter((o) => o.answer).length} answered; ` +
+      `failover: ${this.ha?.synchronous() ? "synchronous" : "asynchronous"} replication; acknowledged-lost=${this.acknowledgedLost} of ${this.ops.filter((o) => o.answer).length} answered; ` +
       `${restart ? `PostgreSQL alone killed on ${restart.lost} -> ${restart.leader ?? "none"} leads (${restart.lost === restart.leader ? "restarted in place" : "FAILED OVER"}), first write after ${s(restart.toFirstWriteMs)}; ` : ""}` +
       `failovers=${lost.length}: ${lost.map((f) => `${f.lost} lost -> ${f.leader ?? "none"} leads, first write after ${s(f.toFirstWriteMs)}`).join("; ")}`
     );
