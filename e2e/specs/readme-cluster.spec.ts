@@ -122,6 +122,11 @@ test.describe("with --ha", () => {
       expect(config, output).toBeDefined();
       const members = JSON.parse(execFileSync("patronictl", ["-c", path.resolve(root, config!), "list", "-f", "json"], { encoding: "utf8" })) as { Member: string; Role: string; State: string }[];
       expect(members.map((m) => m.Role).sort()).toEqual(["Leader", "Sync Standby"]);
+      // Patroni's unsafe calls need the run's credentials: a page that posts to loopback gets no failover or restart.
+      for (const [method, where] of [["POST", "/failover"], ["POST", "/restart"], ["PATCH", "/config"]] as const) {
+        const res = await fetch(`http://127.0.0.1:${haPort + 4}${where}`, { method, headers: { "content-type": "text/plain" }, body: '{"candidate":"pg2","ttl":30}' });
+        expect(res.status, `${method} ${where}`).toBe(401);
+      }
       // HAProxy's two routes: the primary, and the standby the admin's overview reads (DATABASE_REPLICA_URL).
       for (const [route, recovering] of [[haPort, false], [haPort + 1, true]] as const) {
         const sql = postgres(`postgres://postgres@127.0.0.1:${route}/postgres`, { max: 1, onnotice: () => {} });

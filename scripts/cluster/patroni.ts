@@ -27,6 +27,7 @@
  * restarts it in place.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { chownSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ClusterSetupError, makeOwnedDir, postgresUser, unreachableAncestor } from "../../db/cluster-home";
@@ -126,7 +127,9 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
   makeOwnedDir(runDir, runAs, 0o700);
   const stops: (() => Promise<void>)[] = [];
   const etcd = supervised("etcd", ETCD_BIN, etcdArgs(options.ports, path.join(runDir, "etcd")), path.join(runDir, "etcd.log"), runAs);
-  const nodes = options.ports.nodes.map((ports, i) => node(`pg${i + 1}`, ports, runDir, options, runAs));
+  // Patroni's unsafe REST calls (failover, restart, configuration) need this, new at every start; reads stay open for HAProxy's checks.
+  const rest: RestCredentials = { username: "patroni", password: randomBytes(18).toString("base64url") };
+  const nodes = options.ports.nodes.map((ports, i) => node(`pg${i + 1}`, ports, runDir, options, runAs, rest));
   // An owner that ends without stopping (an uncaught error, a signal during start-up) leaves nothing behind.
   // Patroni detaches its PostgreSQL (so it outlives a Patroni crash), hence each node's `lose`, which takes both.
   const onExit = () => {
@@ -170,7 +173,7 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
       etcdUrl,
       synchronous: () => synchronous,
       setSynchronous: async (on) => {
-        await patchConfig(nodes, { synchronous_mode: on });
+        await patchConfig(nodes, rest, { synchronous_mode: on });
         synchronous = on;
         await ha.healthy();
       },
@@ -205,7 +208,9 @@ function etcdArgs(ports: HaPorts, dataDir: string): string[] {
 }
 
 /** A Patroni node's configuration (YAML is a superset of JSON, so JSON it is). */
-function patroniConfig(name: string, ports: { pg: number; rest: number }, etcdPort: number, dir: string, synchronous: boolean): string {
+type RestCredentials = { username: string; password: string };
+
+function patroniConfig(name: string, ports: { pg: number; rest: number }, etcdPort: number, dir: string, synchronous: boolean, rest: RestCredentials): string {
   const credentials = { username: "postgres", password: "postgres" };
   return JSON.stringify(
     {
@@ -213,7 +218,8 @@ function patroniConfig(name: string, ports: { pg: number; rest: number }, etcdPo
       name,
       // INFO: its decisions (who leads, why a standby is or is not promoted) are in the node's log.
       log: { level: "INFO" },
-      restapi: { listen: `127.0.0.1:${ports.rest}`, connect_address: `127.0.0.1:${ports.rest}` },
+      // Loopback only, and a page in a browser that posts to it gets nothing done: unsafe methods need the credentials.
+      restapi: { listen: `127.0.0.1:${ports.rest}`, connect_address: `127.0.0.1:${ports.rest}`, authentication: rest },
       etcd3: { hosts: `127.0.0.1:${etcdPort}` },
       bootstrap: {
         dcs: {
@@ -242,11 +248,11 @@ function patroniConfig(name: string, ports: { pg: number; rest: number }, etcdPo
   );
 }
 
-function node(name: string, ports: { pg: number; rest: number }, runDir: string, options: HaOptions, runAs: ReturnType<typeof postgresUser>) {
+function node(name: string, ports: { pg: number; rest: number }, runDir: string, options: HaOptions, runAs: ReturnType<typeof postgresUser>, credentials: RestCredentials) {
   const dir = path.join(runDir, name);
   makeOwnedDir(dir, runAs, 0o700);
   const configPath = path.join(dir, "patroni.yml");
-  writeFileSync(configPath, patroniConfig(name, ports, options.ports.etcd, dir, options.synchronous), { mode: 0o600 });
+  writeFileSync(configPath, patroniConfig(name, ports, options.ports.etcd, dir, options.synchronous, credentials), { mode: 0o600 });
   if (runAs) chownSync(configPath, runAs.uid, runAs.gid);
   const patroni = supervised(`Patroni ${name}`, PATRONI_BIN, [configPath], path.join(dir, "patroni.log"), runAs);
   const rest = `http://127.0.0.1:${ports.rest}`;
@@ -332,11 +338,12 @@ async function healthyCluster<N extends HaNode>(nodes: N[], synchronous: boolean
 }
 
 /** Changes Patroni's dynamic configuration (kept in etcd) through any node's REST API. */
-async function patchConfig(nodes: HaNode[], change: Record<string, unknown>): Promise<void> {
+async function patchConfig(nodes: HaNode[], credentials: RestCredentials, change: Record<string, unknown>): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
+  const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}` };
   for (;;) {
     for (const n of nodes) {
-      const res = await fetch(`http://127.0.0.1:${n.restPort}/config`, { method: "PATCH", body: JSON.stringify(change), headers: { "content-type": "application/json" }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+      const res = await fetch(`http://127.0.0.1:${n.restPort}/config`, { method: "PATCH", body: JSON.stringify(change), headers, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
       if (res?.ok) return;
     }
     if (Date.now() > deadline) throw new Error(`no Patroni took the configuration change ${JSON.stringify(change)}`);
