@@ -35,7 +35,7 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { scratchClusterParent } from "../db/cluster-home";
 import * as schema from "../db/schema";
-import { startHaDatabase, type HaDatabase } from "../scripts/cluster/patroni";
+import { freeHaPorts, startHaDatabase } from "../scripts/cluster/patroni";
 import { startCluster, type Cluster } from "../scripts/cluster/topology";
 import { addOperator, OperatorRole } from "../server/admin/operators";
 import { createTenant } from "../server/tenants/service";
@@ -73,7 +73,7 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
   const started = performance.now();
   const PARTS: Part[] = ["client", "app", "haproxy", "pgbouncer", "provider", "postgres", ...(options.ha ? (["standby"] as const) : []), "other"];
   const runDir = scratchClusterParent("bench-cluster");
-  const ha = options.ha ? await startHa(runDir) : undefined;
+  const ha = options.ha ? await startHaDatabase({ ports: await freeHaPorts(), runDir: `${runDir}/ha`, synchronous: true }) : undefined;
   const fresh = ha ? { url: ha.url, dispose: ha.stop } : await createFreshDatabase("bench_cluster");
   const probe = postgres(fresh.url, { max: 1, onnotice: () => {} });
   let cluster: Cluster | undefined;
@@ -256,14 +256,6 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     await fresh.dispose();
     rmSync(runDir, { recursive: true, force: true });
   }
-}
-
-/** The HA database on free ports, in the run's scratch directory. */
-async function startHa(runDir: string): Promise<HaDatabase> {
-  const nodes = [];
-  for (let i = 0; i < 2; i++) nodes.push({ pg: await freePort(), rest: await freePort() });
-  const ports = { primary: await freePort(), replica: await freePort(), nodes, etcd: await freePort(), etcdPeer: await freePort() };
-  return startHaDatabase({ ports, runDir: `${runDir}/ha`, synchronous: true });
 }
 
 /** Signs `operator` in through the instance (a same-origin JSON POST, as the dashboard's form): its session cookie. */

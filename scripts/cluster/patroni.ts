@@ -31,6 +31,7 @@ import { randomBytes } from "node:crypto";
 import { chownSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ClusterSetupError, makeOwnedDir, postgresUser, unreachableAncestor } from "../../db/cluster-home";
+import { freePort } from "../../db/embedded";
 import { startDatabaseProxy } from "./haproxy";
 
 const PATRONI_BIN = "/usr/bin/patroni";
@@ -60,6 +61,13 @@ export function haPortsFrom(base: number, nodes = 2): HaPorts {
     etcd: base + 2 + 2 * nodes,
     etcdPeer: base + 3 + 2 * nodes,
   };
+}
+
+/** Eight free ports, not in a row (the soak and the bench, beside whatever else runs). */
+export async function freeHaPorts(nodes = 2): Promise<HaPorts> {
+  const each = [];
+  for (let i = 0; i < nodes; i++) each.push({ pg: await freePort(), rest: await freePort() });
+  return { primary: await freePort(), replica: await freePort(), nodes: each, etcd: await freePort(), etcdPeer: await freePort() };
 }
 
 export type HaOptions = {

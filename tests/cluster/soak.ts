@@ -46,7 +46,7 @@ import { scratchClusterParent } from "../../db/cluster-home";
 import * as schema from "../../db/schema";
 import { CATALOG } from "../../db/seed";
 import { readHaproxyLog } from "../../scripts/cluster/haproxy";
-import { startHaDatabase, type HaDatabase } from "../../scripts/cluster/patroni";
+import { freeHaPorts, startHaDatabase, type HaDatabase } from "../../scripts/cluster/patroni";
 import { startCluster, type Cluster, type Instance } from "../../scripts/cluster/topology";
 import { createPspClient } from "../../server/psp/client";
 import { reconcile } from "../../server/reconcile/reconcile";
@@ -102,7 +102,7 @@ const violation = (line: string) => violations.push(line);
 async function main(): Promise<number> {
   const started = Date.now();
   const runDir = scratchClusterParent(FAILOVER ? "failover" : "soak");
-  const ha = FAILOVER ? await startHa(runDir) : undefined;
+  const ha = FAILOVER ? await startHaDatabase({ ports: await freeHaPorts(), runDir: `${runDir}/ha`, synchronous: !ASYNC, onLog: (line) => process.stdout.write(`ha: ${line}\n`) }) : undefined;
   const fresh = ha ? { url: ha.url, dispose: ha.stop } : await createFreshDatabase("soak");
   const ports = { haproxy: await freePort(), pooler: await freePort(), psp: await freePort(), instances: [] as number[] };
   for (let i = 0; i < INSTANCES; i++) ports.instances.push(await freePort());
@@ -164,14 +164,6 @@ async function main(): Promise<number> {
     if (violations.length === 0 || ASYNC) rmSync(runDir, { recursive: true, force: true });
     else process.stdout.write(`logs kept in ${runDir}\n`);
   }
-}
-
-/** The HA database on free ports, in the run's scratch directory (reachable by the postgres user as root). */
-async function startHa(runDir: string): Promise<HaDatabase> {
-  const nodes = [];
-  for (let i = 0; i < 2; i++) nodes.push({ pg: await freePort(), rest: await freePort() });
-  const ports = { primary: await freePort(), replica: await freePort(), nodes, etcd: await freePort(), etcdPeer: await freePort() };
-  return startHaDatabase({ ports, runDir: `${runDir}/ha`, synchronous: !ASYNC, onLog: (line) => process.stdout.write(`ha: ${line}\n`) });
 }
 
 /** One loss of the primary: who led, who leads after, and how long until a write was answered through the front door. */
@@ -369,7 +361,6 @@ class Soak {
     const deadline = Date.now() + BUDGET_MS;
     let issued = 0;
     const enough = () => (issued >= MIN_OPS && (this.ha ? this.failovers.filter((f) => !f.pgOnly).length >= MIN_FAILOVERS : this.kills >= MIN_KILLS)) || Date.now() > deadline;
-    if (this.ha) return this.runFailovers(this.ha, accountIds, enough, () => issued++, deadline);
     const client = async () => {
       while (!enough()) {
         issued++;
@@ -377,68 +368,62 @@ class Soak {
         await this.perform(op, mayGiveUp);
       }
     };
-    const chaos = (async () => {
-      while (!this.stopChaos) {
-        await sleep(between(2000, 4500));
-        if (this.stopChaos) break;
-        const alive = this.cluster.instances.filter((i) => !this.down.has(i));
-        // One instance always serves, so the run measures recovery, not an outage.
-        if (alive.length < 2) continue;
-        this.kill(pick(alive));
-      }
-    })();
+    const chaos = this.ha
+      ? this.loseThePrimary(this.ha, accountIds, enough).catch((error: unknown) => void violation(`failover: ${error instanceof Error ? error.message : String(error)}`))
+      : this.killInstances();
     await Promise.all(Array.from({ length: CLIENTS }, client));
     this.stopChaos = true;
     await chaos;
     await Promise.all(this.restarts);
-    if (Date.now() > deadline) violation(`the soak did not reach ${MIN_OPS} operations and ${MIN_KILLS} kills within ${BUDGET_MS / 1000} s (${issued} ops, ${this.kills} kills)`);
+    const goal = this.ha ? `${MIN_FAILOVERS} failovers` : `${MIN_KILLS} kills`;
+    if (Date.now() > deadline) violation(`the soak did not reach ${MIN_OPS} operations and ${goal} within ${BUDGET_MS / 1000} s (${issued} ops, ${this.kills} kills)`);
+  }
+
+  /** Instances SIGKILLed at random, every 2–4.5 s, one always left serving. */
+  private async killInstances(): Promise<void> {
+    while (!this.stopChaos) {
+      await sleep(between(2000, 4500));
+      if (this.stopChaos) break;
+      const alive = this.cluster.instances.filter((i) => !this.down.has(i));
+      // One instance always serves, so the run measures recovery, not an outage.
+      if (alive.length < 2) continue;
+      this.kill(pick(alive));
+    }
   }
 
   /**
-   * The clients' load while the database loses its primary: once only its
-   * PostgreSQL (Patroni restarts it on the same node), then its whole machine,
-   * again and again, each time waiting for a write answered through the front
-   * door and for the lost node to be back as a standby.
+   * The database loses its primary: once only its PostgreSQL (Patroni
+   * restarts it on the same node), then its whole machine, again and again,
+   * each time waiting for a write answered through the front door and for
+   * the lost node to be back as a standby.
    */
-  private async runFailovers(ha: HaDatabase, accountIds: string[], enough: () => boolean, count: () => void, deadline: number): Promise<void> {
-    const client = async () => {
-      while (!enough()) {
-        count();
-        const { op, mayGiveUp } = this.nextOp(accountIds);
-        await this.perform(op, mayGiveUp);
+  private async loseThePrimary(ha: HaDatabase, accountIds: string[], enough: () => boolean): Promise<void> {
+    for (let n = 0; !enough(); n++) {
+      await sleep(between(2000, 4000));
+      const leader = await ha.leader();
+      if (!leader) throw new Error("no node leads before a kill");
+      const pgOnly = n === 0;
+      const failover: Failover = { lost: leader.name, pgOnly };
+      this.failovers.push(failover);
+      const killedAt = Date.now();
+      if (pgOnly) leader.killPostgres();
+      else leader.lose();
+      this.killEpoch++;
+      for (const w of this.walkers) if (Math.random() < 0.3) w.abort();
+      const answered = await this.firstWrite(accountIds, WRITES_BACK_WITHIN_MS);
+      if (answered === undefined) violation(`no write was answered through the front door within ${WRITES_BACK_WITHIN_MS / 1000} s of ${pgOnly ? `killing ${leader.name}'s PostgreSQL` : `losing ${leader.name}`}`);
+      else failover.toFirstWriteMs = answered - killedAt;
+      // Killed alone, PostgreSQL comes back on its node, which leads again with its standby streaming.
+      failover.leader = (pgOnly ? await ha.healthy(60_000) : await ha.leader())?.name;
+      if (pgOnly) {
+        if (failover.leader !== leader.name) violation(`only ${leader.name}'s PostgreSQL was killed, yet ${failover.leader ?? "no node"} leads afterwards (a failover Patroni should not have made)`);
+        continue;
       }
-    };
-    const chaos = (async () => {
-      for (let n = 0; !enough(); n++) {
-        await sleep(between(2000, 4000));
-        const leader = await ha.leader();
-        if (!leader) throw new Error("no node leads before a kill");
-        const pgOnly = n === 0;
-        const failover: Failover = { lost: leader.name, pgOnly };
-        this.failovers.push(failover);
-        const killedAt = Date.now();
-        if (pgOnly) leader.killPostgres();
-        else leader.lose();
-        this.killEpoch++;
-        for (const w of this.walkers) if (Math.random() < 0.3) w.abort();
-        const answered = await this.firstWrite(accountIds, WRITES_BACK_WITHIN_MS);
-        if (answered === undefined) violation(`no write was answered through the front door within ${WRITES_BACK_WITHIN_MS / 1000} s of ${pgOnly ? `killing ${leader.name}'s PostgreSQL` : `losing ${leader.name}`}`);
-        else failover.toFirstWriteMs = answered - killedAt;
-        // Killed alone, PostgreSQL comes back on its node, which leads again with its standby streaming.
-        failover.leader = (pgOnly ? await ha.healthy(60_000) : await ha.leader())?.name;
-        if (pgOnly) {
-          if (failover.leader !== leader.name) violation(`only ${leader.name}'s PostgreSQL was killed, yet ${failover.leader ?? "no node"} leads afterwards (a failover Patroni should not have made)`);
-          continue;
-        }
-        if (!failover.leader || failover.leader === leader.name) violation(`${leader.name}'s machine was lost, and ${failover.leader ?? "no node"} leads afterwards`);
-        // The lost machine comes back, as a standby of the new leader (rewound if it had gone ahead of it).
-        await leader.start();
-        await ha.healthy(60_000);
-      }
-    })();
-    await Promise.all([...Array.from({ length: CLIENTS }, client), chaos.catch((error: unknown) => void violation(`failover: ${error instanceof Error ? error.message : String(error)}`))]);
-    await Promise.all(this.restarts);
-    if (Date.now() > deadline) violation(`the failover soak did not reach ${MIN_OPS} operations and ${MIN_FAILOVERS} failovers within ${BUDGET_MS / 1000} s`);
+      if (!failover.leader || failover.leader === leader.name) violation(`${leader.name}'s machine was lost, and ${failover.leader ?? "no node"} leads afterwards`);
+      // The lost machine comes back, as a standby of the new leader (rewound if it had gone ahead of it).
+      await leader.start();
+      await ha.healthy(60_000);
+    }
   }
 
   /** A deposit through the front door, retried every 250 ms with its key until answered: when writes are served again. */
