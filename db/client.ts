@@ -48,91 +48,6 @@ export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 export const TRANSACTION_LIMITS = { lockTimeoutMs: LOCK_TIMEOUT_MS, idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS };
 
 /**
- * A reserved connection whose socket has closed (the database restarted or
- * went away) must fail its queries, not swallow them: postgres-js 3.4.9 never
- * settles a reservation's query that waits in the reservation's own queue
- * (the connection was busy with the earlier statements of its pipeline) when
- * the socket closes, nor one sent after the close (porsager/postgres#1208), so
- * a request would hang on it for ever, holding its reservation. The pool
- * tells which connection closed (`onclose`) and, as a reservation's first
- * query is handed to a connection, which one that is (`debug`, set only for
- * that moment: a pool built with a `debug` hook captures a stack trace for
- * every query and fragment it builds). A reservation on a closed
- * connection rejects every query of its still unsettled, and each later one,
- * with CONNECTION_CLOSED (a 503 for the caller; the database is away), and is
- * not handed back to the pool, which took the connection back itself.
- */
-type PendingQuery = {
-  handler: (q: PendingQuery) => void;
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-};
-type Reservation = { connection?: number; closed: boolean; unsettled: Set<PendingQuery> };
-const reservations = new Set<Reservation>();
-let handing: Reservation | undefined;
-
-const connectionClosed = () => Object.assign(new Error("The database connection closed."), { code: "CONNECTION_CLOSED" });
-
-const watchHandOver = (connection: number) => {
-  if (handing && handing.connection === undefined) handing.connection = connection;
-};
-
-const reservationWatch = {
-  onclose: (connection: number) => {
-    for (const r of reservations) {
-      if (r.connection !== connection) continue;
-      r.closed = true;
-      // Those the connection had sent it rejected itself; rejecting them again does nothing.
-      for (const q of r.unsettled) q.reject(connectionClosed());
-    }
-  },
-};
-
-function guardReservations(pool: Sql): void {
-  const reserve = pool.reserve.bind(pool);
-  pool.reserve = async () => {
-    const reserved = await reserve();
-    const reservation: Reservation = { closed: false, unsettled: new Set() };
-    reservations.add(reservation);
-    const release = reserved.release;
-    reserved.release = () => {
-      reservations.delete(reservation);
-      if (!reservation.closed) release();
-    };
-    const guard = <Q>(query: Q): Q => {
-      const pending = query as unknown as PendingQuery;
-      const send = pending.handler;
-      pending.handler = (q) => {
-        if (reservation.closed) return q.reject(connectionClosed());
-        const { resolve, reject } = q;
-        reservation.unsettled.add(q);
-        q.resolve = (value) => (reservation.unsettled.delete(q), resolve(value));
-        q.reject = (error) => (reservation.unsettled.delete(q), reject(error));
-        // postgres-js reads `options.debug` as it hands a query to a connection, and only
-        // when it builds an Sql (the pool, a reservation) for the stack traces of queries.
-        const watch = reservation.connection === undefined;
-        handing = reservation;
-        if (watch) pool.options.debug = watchHandOver;
-        try {
-          send(q);
-        } finally {
-          handing = undefined;
-          if (watch) pool.options.debug = false;
-        }
-      };
-      return query;
-    };
-    return new Proxy(reserved, {
-      apply: (target, self, args) => guard(Reflect.apply(target, self, args)),
-      get: (target, prop, receiver) => {
-        const value: unknown = Reflect.get(target, prop, receiver);
-        return prop === "unsafe" ? (...args: Parameters<Sql["unsafe"]>) => guard(target.unsafe(...args)) : value;
-      },
-    });
-  };
-}
-
-/**
  * Every `sql.begin` (and so every Drizzle `db.transaction`) sends `statement`
  * first (the limits). It is sent without waiting for it: it goes down the
  * connection ahead of the transaction's first query, in the same round trip,
@@ -221,10 +136,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     // with at most this long spent on each attempt to connect.
     connect_timeout: 5,
     backoff: reconnectBackoff,
-    ...reservationWatch,
   });
-  // Counted outermost: a reservation is held from the moment the guarded one is handed out.
-  guardReservations(client);
   if (options.beginWith) limitTransactions(client, options.beginWith);
   countHeldConnections(client);
   holder.__eoDatabase = { sql: client, db: drizzle({ client, schema }), url };

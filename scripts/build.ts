@@ -13,7 +13,7 @@ import { acquireFileLock } from "../db/file-lock";
 
 export const bin = (name: string) => path.join(root, "node_modules", ".bin", name);
 const STAMP = path.join(root, ".next", "eo-source-stamp");
-const SOURCES = ["app", "server", "db", "instrumentation.ts", "instrumentation.node.ts", "proxy.ts", "next.config.js", "package-lock.json", "tsconfig.json"];
+const SOURCES = ["app", "server", "db", "instrumentation.ts", "instrumentation.node.ts", "proxy.ts", "next.config.js", "package-lock.json", "patches", "tsconfig.json"];
 
 /** A digest of every source file's path, size and mtime: cheap, and changes with any edit. */
 function sourceStamp(): string {
