@@ -179,8 +179,10 @@ describe.each(routes)("a running instance rides out an outage (%s)", (route) => 
             signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
           });
         } catch (error) {
-          if ((error as Error).name === "TimeoutError") seen.timeouts++;
-          else seen.networkErrors++;
+          if ((error as Error).name === "TimeoutError") {
+            seen.timeouts++;
+            report(`client timed out on ${key} at ${new Date().toISOString()}`);
+          } else seen.networkErrors++;
           await sleep(200);
           continue;
         }
@@ -246,6 +248,8 @@ describe.each(routes)("a running instance rides out an outage (%s)", (route) => 
     }
     expect(stalled, `clients still waiting ${CLIENTS_DONE_AFTER_RETURN_MS} ms after the database came back`).toBe(false);
 
+    // A hang or a 500 is told by the server's log (times to match the clients' lines above).
+    if (seen.timeouts || seen.unexpected.length || seen.statuses.get(500)) report(`server output:\n${server.output()}`);
     expect(seen.unexpected).toEqual([]);
     expect(seen.statuses.get(500) ?? 0).toBe(0);
     expect(seen.timeouts).toBe(0);
