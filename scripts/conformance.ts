@@ -89,7 +89,8 @@ function kit(name: string, args: string[]): Promise<number> {
 }
 
 function kitArgs(url: string, countBase: string, token: string, other: string): string[] {
-  return [url, "--data", PAYMENT, "-H", `Authorization: Bearer ${token}`, "--other-header", `Authorization: Bearer ${other}`, "--count-url", `${countBase}/api/v1/payments?limit=100`, "--ttl", String(TTL_S)];
+  // This app's own contract: the strictest profile.
+  return [url, "--profile", "exactly-once", "--data", PAYMENT, "-H", `Authorization: Bearer ${token}`, "--other-header", `Authorization: Bearer ${other}`, "--count-url", `${countBase}/api/v1/payments?limit=100`, "--ttl", String(TTL_S)];
 }
 
 async function main(): Promise<number> {

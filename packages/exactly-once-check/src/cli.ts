@@ -1,21 +1,39 @@
 /**
  * exactly-once-check URL --data JSON [options]: runs the checks against an
  * Idempotency-Key endpoint, prints a table (progress on stderr while it
- * runs), optionally writes the whole history as JSON and a JUnit report.
- * Exit 0: every check passed or was skipped; 1: a check failed; 2: a usage
- * error or a URL that cannot be reached (one line, no stack).
+ * runs), optionally writes the whole history as JSON (credentials redacted)
+ * and a JUnit report. Exit 0: every check passed or was skipped (or, with
+ * `--fail-on unsafe`, none failed unsafe); 1: a check failed; 2: a usage
+ * error, a URL that cannot be reached, or a setup the server refuses (one
+ * line, no stack).
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { toJunit } from "./junit";
 import { checkOptions, runChecks } from "./run";
 import { formatRow, formatTable } from "./table";
-import { CHECKS, UsageError, type Header, type ProfileName } from "./types";
+import { CHECKS, FailureKind, PROFILE_NAMES, SetupError, UsageError, type CountScope, type Header, type ProfileName, type Report } from "./types";
 
 const USAGE = `usage: exactly-once-check URL --data JSON [--data-alt JSON] [-H "Name: value"]...
-    [--other-header "Name: value"]... [--count-url URL] [--trpc]
-    [--profile ietf|stripe|exactly-once] [--burst N] [--ttl SECONDS]
-    [--json FILE] [--junit FILE]`;
+    [--other-header "Name: value"]... [--count-url URL] [--count-scope credential|global]
+    [--trpc] [--profile core|ietf|stripe|exactly-once] [--burst N] [--ttl SECONDS]
+    [--fail-on any|unsafe] [--json FILE] [--redact NAME]... [--no-redact] [--junit FILE]`;
+
+/** Header values --json leaves out unless --no-redact; --redact adds names. */
+const SECRET_HEADERS = ["authorization", "proxy-authorization", "cookie", "set-cookie"];
+
+/** The report with the values of `names` (request and answer headers) replaced. */
+export function redact(report: Report, names: string[]): Report {
+  const secret = new Set(names.map((n) => n.toLowerCase()));
+  const clean = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, secret.has(k.toLowerCase()) ? "[redacted]" : v]));
+  return {
+    ...report,
+    checks: report.checks.map((c) => ({
+      ...c,
+      exchanges: c.exchanges.map((x) => ({ ...x, request: { ...x.request, headers: clean(x.request.headers) }, ...(x.answer ? { answer: { ...x.answer, headers: clean(x.answer.headers) } } : {}) })),
+    })),
+  };
+}
 
 function header(text: string, option: string): Header {
   const i = text.indexOf(":");
@@ -63,7 +81,11 @@ export function parseCli(argv: string[]) {
         "other-header": { type: "string", multiple: true, default: [] },
         "count-url": { type: "string" },
         trpc: { type: "boolean", default: false },
-        profile: { type: "string", default: "exactly-once" },
+        "count-scope": { type: "string" },
+        profile: { type: "string", default: "core" },
+        "fail-on": { type: "string", default: "any" },
+        redact: { type: "string", multiple: true, default: [] },
+        "no-redact": { type: "boolean", default: false },
         burst: { type: "string", default: "20" },
         ttl: { type: "string" },
         json: { type: "string" },
@@ -78,7 +100,11 @@ export function parseCli(argv: string[]) {
   if (v.help) return { help: true as const };
   if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "missing URL" : `one URL expected, got ${positionals.length}`);
   if (v.data === undefined) throw new UsageError("missing --data");
-  if (!["ietf", "stripe", "exactly-once"].includes(v.profile)) throw new UsageError(`--profile must be ietf, stripe or exactly-once, not "${v.profile}"`);
+  if (!(PROFILE_NAMES as readonly string[]).includes(v.profile)) throw new UsageError(`--profile must be core, ietf, stripe or exactly-once, not "${v.profile}"`);
+  if (v["fail-on"] !== "any" && v["fail-on"] !== "unsafe") throw new UsageError(`--fail-on must be any or unsafe, not "${v["fail-on"]}"`);
+  const countScope = v["count-scope"];
+  if (countScope !== undefined && countScope !== "credential" && countScope !== "global") throw new UsageError(`--count-scope must be credential or global, not "${countScope}"`);
+  if (countScope !== undefined && v["count-url"] === undefined) throw new UsageError("--count-scope needs --count-url");
   const options = checkOptions({
     url: httpUrl(positionals[0]!, "URL"),
     data: json(v.data, "--data"),
@@ -86,12 +112,14 @@ export function parseCli(argv: string[]) {
     headers: v.header.map((h) => header(h, "-H")),
     otherHeaders: v["other-header"].map((h) => header(h, "--other-header")),
     countUrl: v["count-url"] === undefined ? undefined : httpUrl(v["count-url"], "--count-url"),
+    countScope: countScope as CountScope | undefined,
     trpc: v.trpc,
     profile: v.profile as ProfileName,
     burst: integer(v.burst, "--burst", 2, 500),
     ttlSeconds: v.ttl === undefined ? undefined : integer(v.ttl, "--ttl", 1, 86_400),
   });
-  return { help: false as const, options, jsonFile: v.json, junitFile: v.junit };
+  const secrets = v["no-redact"] ? [] : [...SECRET_HEADERS, ...v.redact];
+  return { help: false as const, options, jsonFile: v.json, junitFile: v.junit, failOn: v["fail-on"] as "any" | "unsafe", secrets };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -108,16 +136,17 @@ async function main(argv: string[]): Promise<number> {
     } else process.stderr.write(result ? `\r\x1b[K${formatRow(result)}\n` : `  ${check} …`);
   });
   process.stdout.write(`\n${formatTable(report)}`);
-  if (cli.jsonFile) writeFileSync(cli.jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+  if (cli.jsonFile) writeFileSync(cli.jsonFile, `${JSON.stringify(redact(report, cli.secrets), null, 2)}\n`);
   if (cli.junitFile) writeFileSync(cli.junitFile, toJunit(report));
-  return report.checks.some((c) => c.verdict === "fail") ? 1 : 0;
+  return report.checks.some((c) => c.verdict === "fail" && (cli.failOn === "any" || c.failure === FailureKind.Unsafe)) ? 1 : 0;
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const usage = error instanceof UsageError;
-    process.stderr.write(`exactly-once-check: ${usage ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}${usage ? " (--help for usage)" : ""}\n`);
+    const hint = usage && !(error instanceof SetupError) ? " (--help for usage)" : "";
+    process.stderr.write(`exactly-once-check: ${usage ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}${hint}\n`);
     process.exit(2);
   },
 );

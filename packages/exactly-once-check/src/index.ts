@@ -3,5 +3,21 @@ export { runChecks, assertReachable, checkOptions, type Progress } from "./run";
 export { toJunit, xmlEscape } from "./junit";
 export { formatTable } from "./table";
 export { PROFILES, type Profile } from "./profiles";
-export { derivePayload, readCount } from "./target";
-export { CHECKS, UsageError, Verdict, type CheckName, type CheckOptions, type CheckResult, type Exchange, type Header, type ProfileName, type Report } from "./types";
+export { derivePayload, readCount, reordered } from "./target";
+export {
+  CHECKS,
+  FailureKind,
+  PROFILE_NAMES,
+  SetupError,
+  UsageError,
+  Verdict,
+  type CheckName,
+  type CheckOptions,
+  type CheckResult,
+  type CountScope,
+  type Exchange,
+  type Finding,
+  type Header,
+  type ProfileName,
+  type Report,
+} from "./types";

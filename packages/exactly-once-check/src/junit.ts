@@ -1,4 +1,4 @@
-/** JUnit XML for CI: one testsuite, one testcase per check, the evidence in the failure's text. */
+/** JUnit XML for CI: one testsuite, one testcase per check, the evidence in the failure's text, its kind (unsafe or deviation) as the failure's type. */
 import type { CheckResult, Report } from "./types";
 
 /** XML 1.0 text and attribute values: the five specials escaped, characters XML cannot hold replaced. */
@@ -19,7 +19,7 @@ export function toJunit(report: Report): string {
     const open = `    <testcase classname="${xmlEscape(`exactly-once-check.${report.profile}`)}" name="${xmlEscape(c.name)}" time="${(c.ms / 1000).toFixed(3)}"`;
     if (c.verdict === "pass") return `${open}/>`;
     if (c.verdict === "skip") return `${open}>\n      <skipped message="${xmlEscape(c.summary)}"/>\n    </testcase>`;
-    return `${open}>\n      <failure message="${xmlEscape(c.summary)}" type="idempotency">${xmlEscape(evidence(c))}</failure>\n    </testcase>`;
+    return `${open}>\n      <failure message="${xmlEscape(c.summary)}" type="${c.failure ?? "deviation"}">${xmlEscape(evidence(c))}</failure>\n    </testcase>`;
   });
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',

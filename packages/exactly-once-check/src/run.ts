@@ -2,10 +2,11 @@
 import net from "node:net";
 import { burst, inFlight } from "./checks/concurrent";
 import { Probe, type Outcome } from "./checks/probe";
+import { setup } from "./checks/setup";
 import { expiry, keyFormat, mismatch, missingKey, replay, scope } from "./checks/sequential";
 import { PROFILES } from "./profiles";
 import { CountError, Target } from "./target";
-import { CHECKS, UsageError, Verdict, type CheckName, type CheckOptions, type CheckResult, type Report } from "./types";
+import { CHECKS, FailureKind, UsageError, Verdict, type CheckName, type CheckOptions, type CheckResult, type Report } from "./types";
 
 const RUN: Record<CheckName, (p: Probe) => Promise<Outcome>> = {
   replay,
@@ -44,6 +45,7 @@ export async function runChecks(options: CheckOptions, onProgress: (p: Progress)
   if (options.countUrl) await assertReachable(options.countUrl);
   const startedAt = new Date().toISOString();
   const t0 = target.clock.now();
+  await setup(target);
   const checks: CheckResult[] = [];
   for (const name of CHECKS) {
     onProgress({ check: name });
@@ -55,12 +57,15 @@ export async function runChecks(options: CheckOptions, onProgress: (p: Progress)
     } catch (error) {
       if (!(error instanceof CountError)) throw error;
       probe.exchanges.push(error.exchange);
-      outcome = { pass: false, summary: error.message };
+      outcome = { findings: [{ kind: FailureKind.Deviation, text: error.message }], summary: error.message };
     }
+    const findings = "skip" in outcome ? [] : outcome.findings;
     const result: CheckResult = {
       name,
-      verdict: "skip" in outcome ? Verdict.Skip : outcome.pass ? Verdict.Pass : Verdict.Fail,
+      verdict: "skip" in outcome ? Verdict.Skip : findings.length ? Verdict.Fail : Verdict.Pass,
+      ...(findings.length ? { failure: findings.some((f) => f.kind === FailureKind.Unsafe) ? FailureKind.Unsafe : FailureKind.Deviation } : {}),
       summary: "skip" in outcome ? outcome.skip : outcome.summary,
+      findings,
       details: probe.details,
       exchanges: probe.exchanges,
       ms: Math.round(target.clock.now() - t),
@@ -73,5 +78,5 @@ export async function runChecks(options: CheckOptions, onProgress: (p: Progress)
 
 /** Options with the CLI's defaults for what is not given. */
 export function checkOptions(o: Pick<CheckOptions, "url" | "data"> & Partial<CheckOptions>): CheckOptions {
-  return { headers: [], otherHeaders: [], trpc: false, profile: "exactly-once", burst: 20, timeoutMs: 30_000, ...o };
+  return { headers: [], otherHeaders: [], trpc: false, profile: "core", burst: 20, timeoutMs: 30_000, ...o };
 }

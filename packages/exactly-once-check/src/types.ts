@@ -1,12 +1,23 @@
 /** What the kit is told, what it sends and sees, and what it concludes. */
 
-export type ProfileName = "ietf" | "stripe" | "exactly-once";
+export const PROFILE_NAMES = ["core", "ietf", "stripe", "exactly-once"] as const;
+export type ProfileName = (typeof PROFILE_NAMES)[number];
 
 export const CHECKS = ["replay", "mismatch", "burst", "in-flight", "missing-key", "key-format", "scope", "expiry"] as const;
 export type CheckName = (typeof CHECKS)[number];
 
 export const Verdict = { Pass: "pass", Fail: "fail", Skip: "skip" } as const;
 export type Verdict = (typeof Verdict)[keyof typeof Verdict];
+
+/**
+ * Why a check failed. Unsafe: a second execution, another credential's answer
+ * or effect, a stored answer lost or altered, an expired key that never runs
+ * again. A deviation: the form differs from the profile's (status codes,
+ * headers, body format, key syntax); the operation itself ran once.
+ */
+export const FailureKind = { Unsafe: "unsafe", Deviation: "deviation" } as const;
+export type FailureKind = (typeof FailureKind)[keyof typeof FailureKind];
+export type Finding = { kind: FailureKind; text: string };
 
 export type Header = [name: string, value: string];
 
@@ -23,6 +34,8 @@ export type CheckOptions = {
   otherHeaders: Header[];
   /** A GET that counts what the endpoint creates. */
   countUrl?: string;
+  /** Whether --count-url counts the caller's resources or everyone's; found out from both credentials' counts when absent. */
+  countScope?: CountScope;
   /** The endpoint is a tRPC mutation (its HTTP form, no batching, no transformer). */
   trpc: boolean;
   profile: ProfileName;
@@ -33,6 +46,8 @@ export type CheckOptions = {
   /** Per-request timeout. */
   timeoutMs: number;
 };
+
+export type CountScope = "credential" | "global";
 
 export type SentRequest = { method: string; url: string; headers: Record<string, string>; body?: string };
 export type Answer = { status: number; headers: Record<string, string>; body: string };
@@ -53,8 +68,12 @@ export type Exchange = {
 export type CheckResult = {
   name: CheckName;
   verdict: Verdict;
+  /** For a failed check: unsafe when any finding is, else a deviation. */
+  failure?: FailureKind;
   /** One line: why it passed, failed or was skipped. */
   summary: string;
+  /** What failed, each finding with its kind (empty unless the check failed). */
+  findings: Finding[];
   /** What was looked at, one line each. */
   details: string[];
   exchanges: Exchange[];
@@ -73,4 +92,9 @@ export type Report = {
 /** Raised for what the user must fix (a bad option, a server that cannot be reached): one line, exit 2. */
 export class UsageError extends Error {
   override name = "UsageError";
+}
+
+/** The setup does not work (a refused credential or payload, a count that is not one): found by the first requests, before any check. */
+export class SetupError extends UsageError {
+  override name = "SetupError";
 }

@@ -48,16 +48,20 @@ describe("exactly-once-check", () => {
       const junit = path.join(dir, "ok.xml");
       const run = await cli([server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--other-header", "Authorization: Bearer two", "--count-url", server.url, "--ttl", "1", "--json", json, "--junit", junit]);
       expect(run.code, run.stdout + run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/8 checks: 8 passed, 0 failed, 0 skipped/);
+      expect(run.stdout).toMatch(/8 checks: 7 passed, 0 failed \(0 unsafe, 0 deviation\), 1 skipped/);
       expect(run.stderr).toMatch(/^\[3\/8\] burst: pass \(\d+ ms\)$/m);
-      const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+      const text = readFileSync(json, "utf8");
+      // Credentials stay out of the file unless --no-redact.
+      expect(text).not.toMatch(/Bearer (one|two)/);
+      expect(text).toMatch(/"authorization": "\[redacted\]"/i);
+      const report = JSON.parse(text) as Report;
       expect(report.checks.map((c) => c.name)).toEqual(["replay", "mismatch", "burst", "in-flight", "missing-key", "key-format", "scope", "expiry"]);
       const burst = report.checks.find((c) => c.name === "burst")!;
       expect(burst.exchanges.filter((x) => x.label.startsWith("burst #"))).toHaveLength(20);
       expect(burst.exchanges.every((x) => typeof x.startedAt === "string" && x.answeredMs >= x.sentMs)).toBe(true);
       const xml = readFileSync(junit, "utf8");
       assertWellFormed(xml);
-      expect(xml).toMatch(/<testsuites name="exactly-once-check" tests="8" failures="0" skipped="0"/);
+      expect(xml).toMatch(/<testsuites name="exactly-once-check" tests="8" failures="0" skipped="1"/);
     } finally {
       await server.stop();
     }
@@ -69,12 +73,47 @@ describe("exactly-once-check", () => {
       const junit = path.join(dir, "fail.xml");
       const run = await cli([server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--junit", junit, "--burst", "5"]);
       expect(run.code, run.stdout + run.stderr).toBe(1);
-      expect(run.stdout).toMatch(/✗ mismatch/);
-      expect(run.stdout).toMatch(/8 checks: 5 passed, 1 failed, 2 skipped/);
+      expect(run.stdout).toMatch(/✗ mismatch\s+unsafe/);
+      expect(run.stdout).toMatch(/8 checks: 4 passed, 1 failed \(1 unsafe, 0 deviation\), 3 skipped/);
       const xml = readFileSync(junit, "utf8");
       assertWellFormed(xml);
-      expect(xml).toMatch(/<testcase classname="exactly-once-check.exactly-once" name="mismatch" time="[\d.]+">\n\s+<failure message="a silent success/);
+      expect(xml).toMatch(/<testcase classname="exactly-once-check.core" name="mismatch" time="[\d.]+">\n\s+<failure message="a silent success[^"]*" type="unsafe">/);
       expect(xml).toMatch(/<skipped message="needs --other-header/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("exits 0 with --fail-on unsafe when the only failure is a deviation, and the table says which kind", async () => {
+    const server = await startGalleryServer({ flaw: "byte-fingerprint", ttlMs: 1000 });
+    try {
+      const args = [server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--profile", "exactly-once", "--burst", "5"];
+      const gated = await cli(args);
+      expect(gated.code, gated.stdout + gated.stderr).toBe(1);
+      expect(gated.stdout).toMatch(/✗ replay\s+deviation .*fields reordered was refused \(422\)/);
+      const lenient = await cli([...args, "--fail-on", "unsafe"]);
+      expect(lenient.code, lenient.stdout + lenient.stderr).toBe(0);
+      expect(lenient.stdout).toMatch(/1 failed \(0 unsafe, 1 deviation\)/);
+      // Evidence is cut to a line in the table.
+      for (const row of lenient.stdout.split("\n").filter((l) => /^[✓✗-] /.test(l))) expect(row.length).toBeLessThanOrEqual(40 + 160);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("stops with exit 2 and one line when the setup is wrong, before any check", async () => {
+    const server = await startGalleryServer({ ttlMs: 1000 });
+    try {
+      for (const [args, message] of [
+        [[server.url, "--data", DATA], /^exactly-once-check: the server refused the credential \(401\): check -H$/],
+        [[server.url, "--data", '{"currency":"EUR","n":1}', "-H", "Authorization: Bearer one"], /^exactly-once-check: the server refused --data \(400 .*amount is required.*\): give a --data \(and -H\) it accepts$/],
+        [[server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--count-url", `${server.url}/nope`], /^exactly-once-check: --count-url: 404 in \d+ ms; give a GET that counts what the endpoint creates$/],
+      ] as [string[], RegExp][]) {
+        const run = await cli(args);
+        expect(run.code, run.stdout + run.stderr).toBe(2);
+        expect(run.stderr.trim()).toMatch(message);
+        expect(run.stdout).toBe("");
+      }
     } finally {
       await server.stop();
     }
@@ -85,7 +124,9 @@ describe("exactly-once-check", () => {
       [[], /missing URL/],
       [["http://127.0.0.1:9/x"], /missing --data/],
       [["http://127.0.0.1:9/x", "--data", "{nope"], /--data is not valid JSON/],
-      [["http://127.0.0.1:9/x", "--data", DATA, "--profile", "paypal"], /--profile must be ietf, stripe or exactly-once/],
+      [["http://127.0.0.1:9/x", "--data", DATA, "--profile", "paypal"], /--profile must be core, ietf, stripe or exactly-once/],
+      [["http://127.0.0.1:9/x", "--data", DATA, "--fail-on", "some"], /--fail-on must be any or unsafe/],
+      [["http://127.0.0.1:9/x", "--data", DATA, "--count-scope", "global"], /--count-scope needs --count-url/],
       [["http://127.0.0.1:9/x", "--data", DATA, "-H", "no colon"], /-H "no colon": expected "Name: value"/],
       [["http://127.0.0.1:9/x", "--data", DATA, "--burst", "1"], /--burst must be a whole number from 2 to 500/],
       [["http://127.0.0.1:9/x", "--data", DATA, "--frobnicate"], /Unknown option '--frobnicate'/],
@@ -126,7 +167,9 @@ describe("the JUnit report", () => {
         {
           name: "replay",
           verdict: "fail",
+          failure: "unsafe",
           summary: nasty,
+          findings: [{ kind: "unsafe", text: nasty }],
           details: [nasty],
           exchanges: [{ label: nasty, request: { method: "POST", url: "http://h/", headers: {} }, startedAt: "t", sentMs: 0, answeredMs: 1, answer: { status: 500, headers: {}, body: nasty } }],
           ms: 1,

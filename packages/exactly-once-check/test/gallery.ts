@@ -4,15 +4,21 @@
  * implementations; the kit must catch each with exactly the check meant for
  * it. State lives in memory: these are subjects, not an app.
  *
- * Every server's downstream fails its first call (a provider blip), so the
+ * Every server's downstream fails one call (a provider blip, the
+ * `blipOn`-th execution: the first after the kit's setup requests), so the
  * kit meets one 5xx whose effect is unknown; a correct server does not store
  * it. Work takes `workMs`, so duplicates can arrive while it runs.
+ *
+ * Besides the flaws, two correct servers of another form: `minimal` (error
+ * bodies carry only a `title`, keys are any string up to 255 characters, a
+ * quoted key is another key: what RFC 9457 and Stripe allow) and a
+ * `--count-url` that counts every credential's payments (`count: "global"`).
  */
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-export const FLAWS = ["race", "no-fingerprint", "generic-duplicate", "re-render", "shared-keys", "cached-5xx", "no-in-flight", "never-expires"] as const;
+export const FLAWS = ["race", "no-fingerprint", "byte-fingerprint", "generic-duplicate", "re-render", "shared-keys", "cached-5xx", "no-in-flight", "never-expires"] as const;
 export type Flaw = (typeof FLAWS)[number];
 
 type Payment = { id: string; amount: string; currency: string; destination: string; createdAt: string };
@@ -20,8 +26,9 @@ type KeyRecord = { fingerprint: string; createdAt: number; state: "running" | "d
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A key is its sf-string form's content or the bare value; 1–255 visible ASCII characters. */
-function parseKey(raw: string): string | undefined {
+/** A key is its sf-string form's content or the bare value; 1–255 visible ASCII characters. `minimal`: any string up to 255, as sent. */
+function parseKey(raw: string, minimal: boolean): string | undefined {
+  if (minimal) return raw.length >= 1 && raw.length <= 255 ? raw : undefined;
   const bare = /^"((?:[^"\\]|\\[\\"])*)"$/.exec(raw)?.[1]?.replace(/\\(.)/g, "$1") ?? raw;
   return /^[\x21-\x7e]{1,255}$/.test(bare) ? bare : undefined;
 }
@@ -33,27 +40,31 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export async function startGalleryServer(options: { flaw?: Flaw; ttlMs: number; workMs?: number }) {
-  const { flaw, ttlMs } = options;
+export type GalleryOptions = { flaw?: Flaw; ttlMs: number; workMs?: number; blipOn?: number; minimal?: boolean; count?: "credential" | "global" };
+
+export async function startGalleryServer(options: GalleryOptions) {
+  const { flaw, ttlMs, minimal = false } = options;
+  // The kit's setup creates one payment per credential first.
+  const blipOn = options.blipOn ?? 3;
+  let executions = 0;
   // Long enough that a duplicate sent at 60 % of it still lands inside it on a loaded machine.
   const workMs = options.workMs ?? 250;
   const keys = new Map<string, KeyRecord>();
   const payments = new Map<string, Payment[]>();
-  let blipped = false;
 
   const answer = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = typeof body === "string" ? body : JSON.stringify(body);
-    res.writeHead(status, { "content-type": status >= 400 ? "application/problem+json" : "application/json", ...headers }).end(text);
+    res.writeHead(status, { "content-type": status >= 400 && !minimal ? "application/problem+json" : "application/json", ...headers }).end(text);
     return text;
   };
   const problem = (res: http.ServerResponse, status: number, type: string, title: string, headers?: Record<string, string>) =>
-    answer(res, status, { type: `https://example.test/problems/${type}`, title, status }, headers);
+    answer(res, status, minimal ? { title } : { type: `https://example.test/problems/${type}`, title, status }, headers);
   const render = (p: Payment) => JSON.stringify(flaw === "re-render" ? { ...p, receipt: randomUUID() } : p);
 
   async function create(req: http.IncomingMessage, res: http.ServerResponse, credential: string, body: string) {
     const raw = req.headers["idempotency-key"];
     if (raw === undefined) return problem(res, 400, "missing-key", "Idempotency-Key is missing");
-    const key = parseKey(String(raw));
+    const key = parseKey(String(raw), minimal);
     if (key === undefined) return problem(res, 400, "bad-key", "Idempotency-Key is not 1–255 visible ASCII characters");
     let input: Record<string, string>;
     try {
@@ -61,8 +72,9 @@ export async function startGalleryServer(options: { flaw?: Flaw; ttlMs: number; 
     } catch {
       return problem(res, 400, "bad-json", "The body is not JSON");
     }
+    if (typeof input.amount !== "string") return problem(res, 400, "bad-payment", "amount is required (a decimal string)");
     const scope = flaw === "shared-keys" ? key : `${credential}\n${key}`;
-    const fingerprint = flaw === "no-fingerprint" ? "" : canonical(input);
+    const fingerprint = flaw === "no-fingerprint" ? "" : flaw === "byte-fingerprint" ? body : canonical(input);
     let existing = keys.get(scope);
     // The race: the lookup and the claim are apart, and a duplicate fits in between.
     if (flaw === "race") await sleep(5);
@@ -83,8 +95,7 @@ export async function startGalleryServer(options: { flaw?: Flaw; ttlMs: number; 
     const record: KeyRecord = { fingerprint, createdAt: Date.now(), state: "running" };
     keys.set(scope, record);
     await sleep(workMs);
-    if (!blipped) {
-      blipped = true;
+    if (++executions === blipOn) {
       if (flaw === "cached-5xx") Object.assign(record, { state: "done", status: 502, body: answer(res, 502, { type: "about:blank", title: "Provider unavailable", status: 502 }) });
       else {
         keys.delete(scope);
@@ -103,7 +114,8 @@ export async function startGalleryServer(options: { flaw?: Flaw; ttlMs: number; 
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      if (req.method === "GET" && req.url === "/payments") return void answer(res, 200, { data: payments.get(credential) ?? [] });
+      const counted = options.count === "global" ? [...payments.values()].flat() : (payments.get(credential) ?? []);
+      if (req.method === "GET" && req.url === "/payments") return void answer(res, 200, { data: counted });
       if (req.method === "POST" && req.url === "/payments") return void create(req, res, credential, Buffer.concat(chunks).toString("utf8"));
       problem(res, 404, "not-found", "Not found");
     });

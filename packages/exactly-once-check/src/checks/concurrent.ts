@@ -1,8 +1,8 @@
 /** The checks that need overlap: a burst behind a barrier, and duplicates while the first request runs. */
 import { brief, sameAnswer, successful } from "../target";
-import type { Answer, Exchange } from "../types";
-import type { Outcome, Probe } from "./probe";
-import { firstDifference, verdict } from "./sequential";
+import type { Answer, Exchange, Finding } from "../types";
+import { deviation, failed, unsafe, verdict, type Outcome, type Probe } from "./probe";
+import { countChange, firstDifference } from "./sequential";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,12 +24,12 @@ export async function burst(p: Probe): Promise<Outcome> {
   const sent = xs.map((x) => x.sentMs);
   p.note(`${n} requests on ${n} connections, bodies released within ${(Math.max(...sent) - Math.min(...sent)).toFixed(1)} ms: ${tally(xs)}`);
   const successes = xs.filter((x) => successful(x.answer)).map((x) => x.answer as Answer);
-  const problems: string[] = [];
-  if (successes.length === 0) problems.push(`no request succeeded (${tally(xs)})`);
+  const findings: Finding[] = [];
+  if (successes.length === 0) findings.push(deviation(`no request succeeded (${tally(xs)})`));
   const distinct = [...new Set(successes.map((a) => `${a.status} ${a.body}`))];
-  if (distinct.length > 1) problems.push(`${distinct.length} different successful answers (it ran more than once) ${firstDifference(successes[0]!.body, successes.find((a) => !sameAnswer(a, successes[0]))!.body)}`);
-  if (before !== undefined && after !== undefined && after - before !== 1) problems.push(`--count-url went ${before} → ${after}, expected exactly one new resource`);
-  return verdict(problems, `one execution: every success identical (${tally(xs)})${before !== undefined ? ", count +1" : ""}`);
+  if (distinct.length > 1) findings.push(unsafe(`${distinct.length} different successful answers (it ran more than once) ${firstDifference(successes[0]!.body, successes.find((a) => !sameAnswer(a, successes[0]))!.body)}`));
+  findings.push(...countChange(before, after, 1, "for the burst: expected exactly one new resource,"));
+  return verdict(findings, `one execution: every success identical (${tally(xs)})${before !== undefined ? ", count +1" : ""}`);
 }
 
 /** Where duplicates go out, as fractions of how long a fresh request takes. */
@@ -39,14 +39,14 @@ const ROUNDS = 3;
 export async function inFlight(p: Probe): Promise<Outcome> {
   const before = await p.count("count before");
   const calibration = await p.establish("calibration (a fresh key)", p.target.newKey());
-  if ("problem" in calibration) return { pass: false, summary: calibration.problem };
+  if ("problem" in calibration) return failed(calibration.problem);
   const timed = p.exchanges.at(-1)!;
   const duration = timed.answeredMs - timed.sentMs;
   p.note(`a fresh request took ${duration.toFixed(1)} ms; duplicates go out at ${OFFSETS.map((f) => `${f * 100}%`).join(", ")} of that`);
-  const problems: string[] = [];
+  const findings: Finding[] = [];
   let overlapped = 0;
   let rounds = 0;
-  while (rounds < ROUNDS && overlapped === 0 && problems.length === 0) {
+  while (rounds < ROUNDS && overlapped === 0 && findings.length === 0) {
     rounds++;
     const key = p.target.newKey();
     const start = p.target.clock.now();
@@ -58,27 +58,29 @@ export async function inFlight(p: Probe): Promise<Outcome> {
     }
     const [first, dups] = [await firstP, await Promise.all(dupPs)];
     if (!successful(first.answer)) {
-      problems.push(`round ${rounds}: the first request: ${brief(first)}`);
+      findings.push(deviation(`round ${rounds}: the first request: ${brief(first)}`));
       break;
     }
     for (const d of dups) {
       const during = d.sentMs < first.answeredMs;
       if (during) overlapped++;
       const a = d.answer;
-      if (!a) problems.push(`${d.label}: ${brief(d)}`);
-      else if (a.status === 409) {
+      if (!a) findings.push(deviation(`${d.label}: ${brief(d)}`));
+      else if (p.profile.conflictStatus === undefined ? a.status >= 400 && a.status < 500 : a.status === p.profile.conflictStatus) {
         const form = p.target.errorFormProblem(a);
-        if (form) problems.push(`${d.label}: the 409: ${form}`);
+        if (form) findings.push(deviation(`${d.label}: the ${a.status}: ${form}`));
         const retryAfter = a.headers["retry-after"];
-        if (p.profile.conflictRetryAfter && !(retryAfter && /^\d+$/.test(retryAfter) && Number(retryAfter) >= 1)) problems.push(`${d.label}: the 409 has no Retry-After of whole seconds ≥ 1 (${retryAfter ?? "none"})`);
+        if (p.profile.conflictRetryAfter && !(retryAfter && /^\d+$/.test(retryAfter) && Number(retryAfter) >= 1)) findings.push(deviation(`${d.label}: the 409 has no Retry-After of whole seconds ≥ 1 (${retryAfter ?? "none"})`));
       } else if (!sameAnswer(a, first.answer)) {
-        problems.push(`${d.label} (${during ? "while the first ran" : "after the first answered"}): ${a.status}, neither a 409 nor the first's answer`);
+        const text = `${d.label} (${during ? "while the first ran" : "after the first answered"}): ${a.status}, neither a ${p.profile.conflictStatus ?? "4xx refusal"} nor the first's answer`;
+        // Another success is a second execution; a refusal of another kind is only a different form.
+        findings.push(successful(a) ? unsafe(`${text}: it ran again`) : deviation(text));
       }
       p.note(`${d.label}: ${brief(d)}${during ? ", sent while the first ran" : ", sent after the first answered"}`);
     }
   }
   const after = await p.count("count after");
-  if (before !== undefined && after !== undefined && after - before !== 1 + rounds) problems.push(`--count-url went ${before} → ${after}, expected +${1 + rounds} (one per key): a duplicate ran`);
-  if (problems.length === 0 && overlapped === 0) return { skip: `no duplicate reached the server while a first request ran (a fresh request takes ${duration.toFixed(1)} ms)` };
-  return verdict(problems, `${overlapped} duplicate(s) while the first ran: each a 409 or the first's answer, none ran`);
+  findings.push(...countChange(before, after, 1 + rounds, "(one per key)"));
+  if (findings.length === 0 && overlapped === 0) return { skip: `no duplicate reached the server while a first request ran (a fresh request takes ${duration.toFixed(1)} ms)` };
+  return verdict(findings, `${overlapped} duplicate(s) while the first ran: each a ${p.profile.conflictStatus ?? "refusal"} or the first's answer, none ran`);
 }
