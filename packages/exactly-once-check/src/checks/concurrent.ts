@@ -28,7 +28,7 @@ export async function burst(p: Probe): Promise<Outcome> {
   if (successes.length === 0) findings.push(deviation(`no request succeeded (${tally(xs)})`));
   const distinct = [...new Set(successes.map((a) => `${a.status} ${a.body}`))];
   if (distinct.length > 1) findings.push(unsafe(`${distinct.length} different successful answers (it ran more than once) ${firstDifference(successes[0]!.body, successes.find((a) => !sameAnswer(a, successes[0]))!.body)}`));
-  findings.push(...countChange(before, after, 1, "for the burst: expected exactly one new resource,"));
+  findings.push(...countChange(before, after, 1, "for the burst (one key)"));
   return verdict(findings, `one execution: every success identical (${tally(xs)})${before !== undefined ? ", count +1" : ""}`);
 }
 
