@@ -116,7 +116,7 @@ type CacheClient = ConstructorParameters<typeof CachePersistenceLayer>[0]["clien
 
 function peers(redis: CacheClient, adapter: RedisStorageAdapter, expressAdapter: RedisAdapter, run: string): Peer[] {
   const nodeIdempotency = new Idempotency(adapter, { cacheKeyPrefix: `eo-peers-${run}`, cacheTTLMS: TTL_S * 1000 });
-  // The status codes @node-idempotency/nestjs and /express answer for the core's errors.
+  // The status codes @node-idempotency/nestjs and /express answer for the core's errors (their shared idempotency2HttpCodeMap).
   const nodeStatus: Record<IdempotencyErrorCodes, number> = {
     [IdempotencyErrorCodes.IDEMPOTENCY_KEY_LEN_EXEEDED]: 400,
     [IdempotencyErrorCodes.IDEMPOTENCY_KEY_MISSING]: 400,
@@ -145,19 +145,20 @@ function peers(redis: CacheClient, adapter: RedisStorageAdapter, expressAdapter:
   return [
     {
       name: "@node-idempotency/core + Redis",
-      how: "`Idempotency` with `RedisStorageAdapter` around the handler, `onRequest` before it and `onResponse` after it, its errors answered as its Nest and Express plugins do (400 key, 422 fingerprint, 409 in progress); a replay answers the stored body with 201",
+      how: "`Idempotency` with `RedisStorageAdapter` around the handler, `onRequest` before it and `onResponse` after it (the status kept beside the body), answered as its Nest and Express plugins answer: 400 for a missing or long key, 422 for another fingerprint, 409 with `Retry-After: 1` in progress, a replay with its stored status and `Idempotent-Replayed: true` (@node-idempotency/nestjs itself needs NestJS, a framework of its own)",
       port: 3251,
       wrap: (pay) => async (credential, key, body) => {
         const req = { headers: key === undefined ? {} : { "idempotency-key": key }, body, path: "/payments", method: "POST" };
         try {
           const stored = await nodeIdempotency.onRequest<Answer["body"], unknown>(req);
-          if (stored) return { status: 201, body: stored.body };
+          if (stored) return { status: Number(stored.additional?.statusCode ?? 200), body: stored.body, headers: { "idempotent-replayed": "true" } };
         } catch (error) {
-          if (error instanceof IdempotencyError) return { status: nodeStatus[error.code], body: { message: error.message } };
-          throw error;
+          if (!(error instanceof IdempotencyError)) throw error;
+          const inProgress = error.code === IdempotencyErrorCodes.REQUEST_IN_PROGRESS;
+          return { status: nodeStatus[error.code], body: { message: error.message }, ...(inProgress ? { headers: { "retry-after": "1" } } : {}) };
         }
         const answer = await pay(credential, body);
-        await nodeIdempotency.onResponse(req, { body: answer.body });
+        await nodeIdempotency.onResponse(req, { body: answer.body, additional: { statusCode: answer.status } });
         return answer;
       },
     },
