@@ -62,8 +62,11 @@ describe("postgres-js: a connection that closes under a transaction or a reserva
     for (let round = 0; round < 4; round++) {
       const tag = `tx-${crypto.randomUUID()}`;
       const { sql, nextClose } = watchedPool();
-      let late: PromiseLike<unknown> | undefined;
       let pooled: PromiseLike<unknown> | undefined;
+      // The transaction rejects as its connection closes; the late statement is sent after: waited for explicitly.
+      // (Boxed: a promise resolved with a statement would adopt the statement's outcome.)
+      let sendLate!: (sent: { statement: PromiseLike<unknown> }) => void;
+      const lateSent = new Promise<{ statement: PromiseLike<unknown> }>((resolve) => (sendLate = resolve));
       try {
         const transaction = sql.begin(async (tx) => {
           await tx`insert into driver_marks (tag) values (${tag + "-inside"})`;
@@ -73,11 +76,12 @@ describe("postgres-js: a connection that closes under a transaction or a reserva
           const closed = nextClose();
           await admin`select pg_terminate_backend(${row!.pid})`;
           await closed;
-          late = tx`insert into driver_marks (tag) values (${tag + "-late"})`.execute();
+          const late = tx`insert into driver_marks (tag) values (${tag + "-late"})`.execute();
+          sendLate({ statement: late });
           await late;
         });
         expect(await outcome(transaction)).toEqual(closedError);
-        expect(await outcome(late!)).toEqual(closedError);
+        expect(await outcome((await lateSent).statement)).toEqual(closedError);
         expect(await outcome(pooled!)).toEqual([{ tag: `${tag}-pool` }]);
         expect(await marks(`${tag}-inside`)).toBe(0);
         expect(await marks(`${tag}-late`)).toBe(0);
