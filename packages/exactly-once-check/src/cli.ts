@@ -19,6 +19,29 @@ const USAGE = `usage: exactly-once-check URL --data JSON [--data-alt JSON] [-H "
     [--trpc] [--profile core|ietf|stripe|exactly-once] [--burst N] [--ttl SECONDS]
     [--fail-on any|unsafe] [--json FILE] [--redact NAME]... [--no-redact] [--junit FILE]`;
 
+/** What --help prints after the usage: every option in a line (the README's table has the detail). */
+const OPTIONS = `
+  URL                   the endpoint: each request is a POST of --data as application/json
+  --data JSON           a payload the server accepts
+  --data-alt JSON       another valid payload for the mismatch check (default: --data with one field changed)
+  -H "Name: value"      a header for every request, the count's too (a credential); repeatable
+  --other-header "N: v" a second credential, replacing the same-named -H, for the scope check
+  --count-url URL       a GET that counts what the endpoint creates (number, array, count/total, data array)
+  --count-scope S       credential (the caller's resources) or global (everyone's); found out when not given
+  --trpc                a switch, no value: URL is a tRPC mutation's own address
+                        (e.g. http://127.0.0.1:3000/api/trpc/payments.create); its body is the input as is
+  --profile P           core (default), ietf, stripe or exactly-once: which rules the server is held to
+  --burst N             how many requests the burst check sends at once (default 20)
+  --ttl SECONDS         the server's key retention; enables the expiry check (waits that long plus 1 s)
+  --fail-on any|unsafe  exit 1 for any failed check (default), or only for an unsafe one
+  --json FILE           every request and answer, credentials redacted
+  --redact NAME         one more header to redact in --json; repeatable
+  --no-redact           keep every header in --json
+  --junit FILE          a JUnit report, one testcase per check
+  -h, --help            this text
+
+Exit 0: no check failed; 1: a check failed; 2: a usage error, nothing answers, or the server refuses the setup.`;
+
 /** Header values --json leaves out unless --no-redact; --redact adds names. */
 const SECRET_HEADERS = ["authorization", "proxy-authorization", "cookie", "set-cookie"];
 
@@ -90,7 +113,7 @@ export function parseCli(argv: string[]) {
         ttl: { type: "string" },
         json: { type: "string" },
         junit: { type: "string" },
-        help: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
       },
     });
   } catch (error) {
@@ -125,7 +148,7 @@ export function parseCli(argv: string[]) {
 async function main(argv: string[]): Promise<number> {
   const cli = parseCli(argv);
   if (cli.help) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${USAGE}\n${OPTIONS}\n`);
     return 0;
   }
   // On a terminal each row replaces its "running" line; a CI log gets one short line per check, the table after them.

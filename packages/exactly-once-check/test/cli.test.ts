@@ -139,6 +139,18 @@ describe("exactly-once-check", () => {
     }
   });
 
+  it("--help and -h explain every option the usage line names, one line each, and exit 0", async () => {
+    for (const flag of ["--help", "-h"]) {
+      const run = await cli([flag]);
+      expect(run.code).toBe(0);
+      const [usage, options] = run.stdout.split("\n\n");
+      const named = new Set(usage!.match(/(?<=\[)-[-a-zA-Z]+/g));
+      expect(named.size).toBeGreaterThan(10);
+      for (const option of named) expect(options, option).toMatch(new RegExp(`^  (-h, )?${option}\\b`, "m"));
+      expect(options).toMatch(/^  --trpc +a switch, no value/m);
+    }
+  });
+
   it("exits 2 with one line when the URL cannot be reached", async () => {
     // A port that was free a moment ago: nothing listens there.
     const port = await new Promise<number>((resolve) => {
