@@ -110,6 +110,7 @@ async function main(): Promise<void> {
   const { databaseSettings } = await import("../server/database");
   const { writeRunFile } = await import("../db/run-file");
   const { startCluster } = await import("./cluster/topology");
+  const { recordsBesideEmbedded } = await import("../server/psp/process");
   const { HA_TIMINGS, haPortsFrom, startHaDatabase } = await import("./cluster/patroni");
   const { cacheDir, runsAsRoot, stateDir } = await import("../db/cluster-home");
   const note = (line: string) => process.stderr.write(`cluster: ${line}\n`);
@@ -138,6 +139,8 @@ async function main(): Promise<void> {
     port: haproxyPort,
     poolerPort,
     pspPort: env.PSP_PORT,
+    // On the checkout's embedded cluster, the stand-in keeps `npm start`'s records: the payments there pair with them.
+    pspDataFile: embedded ? recordsBesideEmbedded(embedded.dir, env.PSP_PORT) : undefined,
     statsPort,
     runDir: path.join(stateDir, "cluster"),
     pspSlowMs: env.PSP_SLOW_MS,

@@ -12,7 +12,6 @@
  * exits non-zero with one line. Once serving, a monitor keeps the gate honest
  * through an outage, and restarts the embedded cluster if it dies.
  */
-import path from "node:path";
 import { isDatabaseUnavailable, markDatabase, markReady, markStarting } from "../db/availability";
 import { ensureDatabase, startEmbedded, type Booted } from "../db/bootstrap";
 import { closeDatabase } from "../db/client";
@@ -27,7 +26,7 @@ import { env } from "./env";
 import { flushEvents } from "./keys/events";
 import { startExpirySweep } from "./keys/sweep";
 import { logger } from "./logger";
-import { startPspProcess, type PspProcess } from "./psp/process";
+import { recordsBesideEmbedded, startPspProcess, type PspProcess } from "./psp/process";
 import { webhookReceivers } from "./webhooks/receivers";
 
 const WAITING = "waiting for the database";
@@ -108,16 +107,14 @@ async function boot(): Promise<void> {
 
 /**
  * Where the stand-in keeps its charges across restarts: beside the embedded
- * cluster's data directory, so they stay with the payments they pair with
- * (deleting both starts afresh; a test's scratch cluster takes them along),
- * one file per port, the provider at that address. With DATABASE_URL the
+ * cluster's data directory (a test's scratch cluster takes them along). With DATABASE_URL the
  * app cannot tell which records belong to that database: memory only,
  * unless PSP_DATA_FILE names a file (the stand-in reads it from the
  * environment it inherits).
  */
 function standInRecords(): string | undefined {
   if (env.DATABASE_URL) return undefined;
-  return path.join(path.dirname(clusterDir(env.EMBEDDED_PG_DIR)), `psp-${env.PSP_PORT}.jsonl`);
+  return recordsBesideEmbedded(clusterDir(env.EMBEDDED_PG_DIR), env.PSP_PORT);
 }
 
 /** ensureDatabase, again and again with backoff while the database cannot be reached, for DATABASE_WAIT_MS. */

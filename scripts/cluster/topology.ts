@@ -37,6 +37,8 @@ export type ClusterOptions = {
   port: number;
   poolerPort: number;
   pspPort: number;
+  /** Where the stand-in keeps its records across restarts (startPspProcess's `dataFile`); unset, memory only. */
+  pspDataFile?: string;
   /** Generated configurations and every process's log. */
   runDir: string;
   /** A standby of the primary for the admin's overview reads (DATABASE_REPLICA_URL), reached directly. */
@@ -107,7 +109,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     if (options.seedDemo) await seedPrimary(options.primaryUrl);
     await ensureBuild(log);
 
-    const psp = await startPspProcess({ port: options.pspPort, slowMs: options.pspSlowMs ?? 3000, webhookSecret: options.pspWebhookSecret });
+    const psp = await startPspProcess({
+      port: options.pspPort,
+      slowMs: options.pspSlowMs ?? 3000,
+      webhookSecret: options.pspWebhookSecret,
+      dataFile: options.pspDataFile,
+    });
     stops.push(psp.stop);
     // As root PgBouncer runs as the postgres user, which must reach its files: a directory of the project cache then, removed at the stop.
     const poolerDir = runsAsRoot() ? scratchClusterParent("pgbouncer") : path.join(options.runDir, "pgbouncer");

@@ -16,6 +16,14 @@ export type PspProcess = { url: string; pid?: number; stop: () => Promise<void> 
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
+/**
+ * Where a stand-in on `port` keeps its records when the payments it pairs
+ * with live in the embedded cluster at `embeddedDir`: beside that cluster,
+ * so they stay together (deleting both starts afresh), one file per port.
+ * `npm start` and `npm run cluster` share it, so either sees the other's charges.
+ */
+export const recordsBesideEmbedded = (embeddedDir: string, port: number) => path.join(path.dirname(embeddedDir), `psp-${port}.jsonl`);
+
 /** A busy machine (two cores, builds running) can take long to load tsx and the stand-in. */
 const READY_TIMEOUT_MS = 120_000;
 
