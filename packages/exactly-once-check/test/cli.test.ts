@@ -146,8 +146,8 @@ describe("exactly-once-check", () => {
       const [usage, options] = run.stdout.split("\n\n");
       const named = new Set(usage!.match(/(?<=\[)-[-a-zA-Z]+/g));
       expect(named.size).toBeGreaterThan(10);
-      for (const option of named) expect(options, option).toMatch(new RegExp(`^  (-h, )?${option}\\b`, "m"));
-      expect(options).toMatch(/^  --trpc +a switch, no value/m);
+      for (const option of named) expect(options, option).toMatch(new RegExp(`^ {2}(-h, )?${option}\\b`, "m"));
+      expect(options).toMatch(/^ {2}--trpc +a switch, no value/m);
     }
   });
 
