@@ -89,6 +89,60 @@ test("the README's cluster walkthrough runs as written", async () => {
   }
 });
 
+/** Resolves once `server` answers its health, or throws once it has exited. */
+async function healthy(url: string, server: ChildProcess): Promise<void> {
+  await expect
+    .poll(async () => (server.exitCode !== null ? `exited ${server.exitCode}` : (await fetch(`${url}/api/health`).then((r) => r.ok, () => false)) ? "up" : "down"), { timeout: 180_000 })
+    .toBe("up");
+}
+
+test("in the README's order on the checkout's embedded database: npm start's walkthrough, then the cluster's, reconcile clean each time", async () => {
+  // Two start-ups of the build and an embedded cluster of its own on a loaded machine.
+  test.setTimeout(300_000);
+  const dir = scratchClusterParent("readme-order");
+  let server: ChildProcess | undefined;
+  let cluster: ChildProcess | undefined;
+  let output = "";
+  try {
+    const [appPort, pgPort, pspPort, port, poolerPort, instancePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePortsInARow()];
+    // As a fresh checkout has it: no DATABASE_URL, the embedded cluster (here a scratch one) and its stand-in's file beside it.
+    const env: NodeJS.ProcessEnv = { ...process.env, EMBEDDED_PG_DIR: path.join(dir, "pg"), EMBEDDED_PG_PORT: String(pgPort), PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
+    delete env.DATABASE_URL;
+    delete env.PSP_URL;
+
+    server = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: root, detached: true, stdio: ["ignore", "inherit", "inherit"], env: { ...env, PORT: String(appPort) } });
+    await healthy(`http://127.0.0.1:${appPort}`, server);
+    const first = await runScript(readmeBlock("Try the API"), { ...env, PORT: String(appPort) });
+    expect(first.code, first.out).toBe(0);
+    expect(first.out).toMatch(/^Reconciled: the ledger matches the provider's 1 charges/m);
+    process.kill(-server.pid!, "SIGTERM");
+    expect(await exited(server)).toBe(0);
+
+    cluster = spawn(
+      process.execPath,
+      ["--import", "tsx", "scripts/cluster.ts", "--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)],
+      { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env },
+    );
+    cluster.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    cluster.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    await expect.poll(() => (cluster!.exitCode === null ? output : `exited ${cluster!.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
+    const second = await runScript(readmeBlock("Run it as a cluster").replaceAll("localhost:8080", `127.0.0.1:${port}`), env);
+    expect(second.code, second.out).toBe(0);
+    // npm start's charge is known to the cluster's stand-in too: nothing shows as missing_charge.
+    expect(second.out).toMatch(/^Reconciled: the ledger matches the provider's 2 charges/m);
+    process.kill(-cluster.pid!, "SIGTERM");
+    expect(await exited(cluster), output).toBe(0);
+  } finally {
+    for (const child of [server, cluster]) {
+      if (child?.pid !== undefined && child.exitCode === null) {
+        process.kill(-child.pid, "SIGTERM");
+        await exited(child);
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.describe("with --ha", () => {
   test.skip(!existsSync("/usr/bin/patroni") || !existsSync("/usr/bin/etcd"), "needs Debian's patroni and etcd-server: apt-get install -y patroni etcd-server");
 
