@@ -39,6 +39,17 @@ async function freePortsInARow(count = 2): Promise<number> {
   }
 }
 
+/** `npm run cluster`'s command with `args`, in a process group of its own; `up()` resolves once it says it is up. */
+function spawnCluster(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/cluster.ts", ...args], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const log = () => output;
+  const up = () => expect.poll(() => (child.exitCode === null ? output : `exited ${child.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
+  return { child, log, up };
+}
+
 test.skip(!existsSync("/usr/sbin/haproxy") || !existsSync("/usr/sbin/pgbouncer"), "needs Debian's haproxy and pgbouncer: apt-get install -y haproxy pgbouncer");
 
 test("the README's cluster walkthrough runs as written", async () => {
@@ -49,19 +60,15 @@ test("the README's cluster walkthrough runs as written", async () => {
 
   let database: FreshDatabase | undefined;
   let cluster: ChildProcess | undefined;
-  let output = "";
+  let log = () => "";
   try {
     database = await createFreshDatabase("readme_cluster");
     const [port, poolerPort, pspPort, instancePort] = [await freePort(), await freePort(), await freePort(), await freePortsInARow()];
     const env = { ...process.env, DATABASE_URL: database.url, PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
-    cluster = spawn(
-      process.execPath,
-      ["--import", "tsx", "scripts/cluster.ts", "--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)],
-      { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env },
-    );
-    cluster.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    cluster.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    await expect.poll(() => (cluster!.exitCode === null ? output : `exited ${cluster!.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
+    const started = spawnCluster(["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)], env);
+    cluster = started.child;
+    await started.up();
+    log = started.log;
 
     // The CLIs reach the same primary and stand-in as the cluster.
     const { code, out } = await runScript(script.replaceAll("localhost:8080", `127.0.0.1:${port}`), { ...env, PSP_URL: `http://127.0.0.1:${pspPort}` });
@@ -76,8 +83,8 @@ test("the README's cluster walkthrough runs as written", async () => {
     expect(out).toMatch(/^Reconciled: the ledger matches the provider's 1 charges/m);
 
     process.kill(-cluster.pid!, "SIGTERM");
-    expect(await exited(cluster), output).toBe(0);
-    expect(output).toContain("cluster: stopped");
+    expect(await exited(cluster), log()).toBe(0);
+    expect(log()).toContain("cluster: stopped");
     // Nothing it started still listens.
     for (const p of [port, poolerPort, pspPort, instancePort, instancePort + 1]) expect(await listenable(p), `port ${p}`).toBe(true);
   } finally {
@@ -102,7 +109,7 @@ test("in the README's order on the checkout's embedded database: npm start's wal
   const dir = scratchClusterParent("readme-order");
   let server: ChildProcess | undefined;
   let cluster: ChildProcess | undefined;
-  let output = "";
+  let log = () => "";
   try {
     const [appPort, pgPort, pspPort, port, poolerPort, instancePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePortsInARow()];
     // As a fresh checkout has it: no DATABASE_URL, the embedded cluster (here a scratch one) and its stand-in's file beside it.
@@ -118,20 +125,16 @@ test("in the README's order on the checkout's embedded database: npm start's wal
     process.kill(-server.pid!, "SIGTERM");
     expect(await exited(server)).toBe(0);
 
-    cluster = spawn(
-      process.execPath,
-      ["--import", "tsx", "scripts/cluster.ts", "--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)],
-      { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env },
-    );
-    cluster.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    cluster.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    await expect.poll(() => (cluster!.exitCode === null ? output : `exited ${cluster!.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
+    const started = spawnCluster(["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)], env);
+    cluster = started.child;
+    await started.up();
+    log = started.log;
     const second = await runScript(readmeBlock("Run it as a cluster").replaceAll("localhost:8080", `127.0.0.1:${port}`), env);
     expect(second.code, second.out).toBe(0);
     // npm start's charge is known to the cluster's stand-in too: nothing shows as missing_charge.
     expect(second.out).toMatch(/^Reconciled: the ledger matches the provider's 2 charges/m);
     process.kill(-cluster.pid!, "SIGTERM");
-    expect(await exited(cluster), output).toBe(0);
+    expect(await exited(cluster), log()).toBe(0);
   } finally {
     for (const child of [server, cluster]) {
       if (child?.pid !== undefined && child.exitCode === null) {
@@ -151,7 +154,7 @@ test.describe("with --ha", () => {
     const script = readmeBlock("Run it as a cluster");
     const haDir = scratchClusterParent("readme-ha");
     let cluster: ChildProcess | undefined;
-    let output = "";
+    let log = () => "";
     try {
       const [port, poolerPort, pspPort, instancePort, haPort] = [await freePort(), await freePort(), await freePort(), await freePortsInARow(), await freePortsInARow(8)];
       // The HA database is the cluster's own: no DATABASE_URL (refused with --ha), and the CLIs find it through the run file.
@@ -159,12 +162,12 @@ test.describe("with --ha", () => {
       delete env.DATABASE_URL;
       delete env.EMBEDDED_PG_DIR;
       const args = ["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort), "--ha", "--ha-port", String(haPort), "--ha-dir", path.join(haDir, "ha")];
-      cluster = spawn(process.execPath, ["--import", "tsx", "scripts/cluster.ts", ...args], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
-      cluster.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      cluster.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      await expect.poll(() => (cluster!.exitCode === null ? output : `exited ${cluster!.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
-      expect(output).toContain(`PostgreSQL       127.0.0.1:${haPort} (HAProxy: the primary`);
-      expect(output).toMatch(/synchronous_mode, ttl 10 s/);
+      const started = spawnCluster(args, env);
+      cluster = started.child;
+      await started.up();
+      log = started.log;
+      expect(log()).toContain(`PostgreSQL       127.0.0.1:${haPort} (HAProxy: the primary`);
+      expect(log()).toMatch(/synchronous_mode, ttl 10 s/);
 
       const { code, out } = await runScript(script.replaceAll("localhost:8080", `127.0.0.1:${port}`), { ...env, PSP_URL: `http://127.0.0.1:${pspPort}` });
       expect(code, out).toBe(0);
@@ -172,8 +175,8 @@ test.describe("with --ha", () => {
       expect(out).toMatch(/^idempotent-replayed: true/im);
       expect(out).toMatch(/^Reconciled: the ledger matches the provider's 1 charges/m);
 
-      const config = output.match(/patronictl -c (\S+) list/)?.[1];
-      expect(config, output).toBeDefined();
+      const config = log().match(/patronictl -c (\S+) list/)?.[1];
+      expect(config, log()).toBeDefined();
       const members = JSON.parse(execFileSync("patronictl", ["-c", path.resolve(root, config!), "list", "-f", "json"], { encoding: "utf8" })) as { Member: string; Role: string; State: string }[];
       expect(members.map((m) => m.Role).sort()).toEqual(["Leader", "Sync Standby"]);
       // Patroni's unsafe calls need the run's credentials: a page that posts to loopback gets no failover or restart.
@@ -190,8 +193,8 @@ test.describe("with --ha", () => {
       }
 
       process.kill(-cluster.pid!, "SIGTERM");
-      expect(await exited(cluster), output).toBe(0);
-      expect(output).toContain("cluster: stopped");
+      expect(await exited(cluster), log()).toBe(0);
+      expect(log()).toContain("cluster: stopped");
       for (const p of [port, poolerPort, pspPort, instancePort, instancePort + 1, ...Array.from({ length: 8 }, (_, i) => haPort + i)]) {
         expect(await listenable(p), `port ${p}`).toBe(true);
       }
