@@ -12,6 +12,9 @@ import { projectRoot as root, stateDir } from "../db/cluster-home";
 import { acquireFileLock } from "../db/file-lock";
 
 export const bin = (name: string) => path.join(root, "node_modules", ".bin", name);
+
+/** The production server of the build (server/serve.ts, `next start` with the edge in front); HOST and PORT from its environment. */
+export const serverCommand = (): string[] => [process.execPath, "--import", "tsx", path.join(root, "server", "serve.ts")];
 const STAMP = path.join(root, ".next", "eo-source-stamp");
 const SOURCES = ["app", "server", "db", "instrumentation.ts", "instrumentation.node.ts", "proxy.ts", "next.config.js", "package-lock.json", "patches", "tsconfig.json"];
 

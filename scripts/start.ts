@@ -49,14 +49,15 @@ async function main(): Promise<void> {
     const demo = [env.ADMIN_PASSWORD === DEMO_ADMIN_PASSWORD && "the demo ADMIN_PASSWORD", env.PSP_WEBHOOK_SECRET === DEMO_WEBHOOK_SECRET && "the demo PSP_WEBHOOK_SECRET"].filter(Boolean);
     if (demo.length > 0) fail(`HOST=${env.HOST} listens beyond this machine while ${demo.join(" and ")} is in use: set your own, or leave HOST unset (127.0.0.1).`);
   }
-  const { bin, ensureBuild } = await import("./build");
+  const { ensureBuild, serverCommand } = await import("./build");
   const { projectRoot } = await import("../db/cluster-home");
   await ensureBuild((line) => process.stderr.write(`${line}\n`));
 
-  const server = spawn(bin("next"), ["start", "-H", env.HOST, "-p", String(env.PORT)], {
+  const [command, ...args] = serverCommand();
+  const server = spawn(command!, args, {
     cwd: projectRoot,
     stdio: "inherit",
-    env: { ...process.env, NODE_ENV: "production", NEXT_MANUAL_SIG_HANDLE: "true" },
+    env: { ...process.env, NODE_ENV: "production", HOST: env.HOST, PORT: String(env.PORT) },
   });
   // One stop, however many signals: the first is passed on (a SIGTERM sent to this process alone must
   // reach the server); later ones, and the copy Ctrl-C gives the whole group, need no second stop.

@@ -1,8 +1,8 @@
 /**
  * The server's start-up (loaded by instrumentation.node.ts): database (embedded or DATABASE_URL), migrations, demo
  * seed, the payment provider stand-in (its own process), the expired-key
- * sweep, the completer, and a clean stop on SIGTERM/SIGINT. The run command sets
- * NEXT_MANUAL_SIG_HANDLE so Next.js leaves the signals to us.
+ * sweep, the completer, and a clean stop on SIGTERM/SIGINT (the app's own
+ * server, server/serve.ts, leaves the signals to us: Next.js installs none).
  *
  * `start` returns at once and the rest runs behind it, so the server answers
  * while it waits: health says "starting: waiting for the database" and every
@@ -21,7 +21,6 @@ import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
 import { databaseSettings } from "./database";
 import { completer } from "./app";
-import { installNodeEdge } from "./edge/node-edge";
 import { env } from "./env";
 import { flushEvents } from "./keys/events";
 import { startExpirySweep } from "./keys/sweep";
@@ -41,7 +40,6 @@ const started: {
 /** Returns at once; `cannotStart` ends the process with one line if start-up fails. */
 export function startServer(cannotStart: (error: unknown) => void): void {
   markStarting(WAITING);
-  installNodeEdge({ proxy: env.TRUST_PROXY, traceCallers: env.TRUST_TRACEPARENT });
   let stopping = false;
   /** Stops what has started; exits with `code`, or returns for the caller to exit. */
   const stop = async (signal: NodeJS.Signals | "failure", code: number | undefined) => {

@@ -2,7 +2,7 @@
  * The scaled-out topology on one machine, for `npm run cluster`, the soak
  * test and the cluster bench:
  *
- *   clients → HAProxy → N app instances (`next start` of one build) → PgBouncer
+ *   clients → HAProxy → N app instances (server/serve.ts on one build) → PgBouncer
  *   (transaction mode) → one PostgreSQL primary; one provider stand-in.
  *
  * The caller brings the primary (an embedded cluster, DATABASE_URL's server,
@@ -25,7 +25,7 @@ import { startPgBouncer } from "../../db/pgbouncer";
 import * as schema from "../../db/schema";
 import { seedDemo } from "../../db/seed";
 import { startPspProcess } from "../../server/psp/process";
-import { bin, ensureBuild } from "../build";
+import { ensureBuild, serverCommand } from "../build";
 import { HAPROXY_SOURCE, startHaproxy } from "./haproxy";
 
 export type ClusterOptions = {
@@ -127,7 +127,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       ...process.env,
       ...options.instanceEnv,
       NODE_ENV: "production",
-      NEXT_MANUAL_SIG_HANDLE: "true",
       HOST: "127.0.0.1",
       DATABASE_URL: pooler.url,
       DATABASE_POOLED: "true",
@@ -216,7 +215,8 @@ function instanceHandle(name: string, port: number, logPath: string, env: NodeJS
 
   const start = async () => {
     const out = openSync(logPath, "a");
-    child = spawn(bin("next"), ["start", "-H", "127.0.0.1", "-p", String(port)], { cwd: projectRoot, env: { ...env, PORT: String(port) }, stdio: ["ignore", out, out], detached: true });
+    const [command, ...args] = serverCommand();
+    child = spawn(command!, args, { cwd: projectRoot, env: { ...env, HOST: "127.0.0.1", PORT: String(port) }, stdio: ["ignore", out, out], detached: true });
     closeSync(out);
     const current = child;
     exited = new Promise((resolve) => current.once("exit", () => resolve()));

@@ -1,6 +1,7 @@
 /**
- * The app's HTTP edge below Next.js, in its server's `request` event: the
- * one place that sees the socket, before Next.js handles anything.
+ * The app's HTTP edge below Next.js, on the app's own HTTP server
+ * (server/serve.ts): the one place that sees the socket, before Next.js
+ * handles anything.
  *
  * TRACE and TRACK get a 405 problem here: Next.js cannot build a fetch
  * Request for TRACE and would log each one as a crash with a 500; Node's
@@ -101,24 +102,34 @@ function normalise(req: http.IncomingMessage, trust: EdgeTrust): void {
   if (!continuesCallerTrace(trust.traceCallers, client)) for (const name of TRACE_HEADERS) delete req.headers[name];
 }
 
-const patched = globalThis as typeof globalThis & { __nodeEdgeInstalled?: boolean };
+/** Node's server, with the edge before anything of its own handling runs. */
+class EdgeServer extends http.Server {
+  constructor(private readonly trust: EdgeTrust) {
+    super();
+  }
 
-/**
- * Applies the edge to every request this process's HTTP servers receive.
- * Next.js offers no hook before its own request handling, so the server's
- * `request` event is where it goes.
- */
-export function installNodeEdge(trust: EdgeTrust): void {
-  if (patched.__nodeEdgeInstalled) return;
-  patched.__nodeEdgeInstalled = true;
-  const emit = http.Server.prototype.emit;
-  http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]) {
+  /**
+   * The edge answers in `emit`, before any listener: a request it refuses
+   * never reaches `handle`, and a `clientError` it does not answer returns
+   * false, so Node answers it as it would without a listener (400, 431, 408).
+   */
+  override emit(event: string, ...args: unknown[]): boolean {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
       if (refusedMethod(req, res) || refusedKeyFields(req, res)) return true;
-      normalise(req, trust);
+      normalise(req, this.trust);
     }
     if (event === "clientError" && refusedUnknownMethod(args[0] as NodeJS.ErrnoException, args[1] as Duplex)) return true;
-    return Reflect.apply(emit, this, [event, ...args]) as boolean;
-  } as typeof emit;
+    return super.emit(event, ...args);
+  }
+}
+
+/**
+ * An HTTP server whose requests pass the edge before `handle` sees them.
+ * Next.js offers no hook before its own request handling (proxy.ts gets
+ * neither the socket nor a TRACE), so the app's own server (server/serve.ts)
+ * owns the socket and hands Next.js what passed.
+ */
+export function createEdgeServer(trust: EdgeTrust, handle: http.RequestListener): http.Server {
+  return new EdgeServer(trust).on("request", handle);
 }

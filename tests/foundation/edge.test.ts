@@ -10,7 +10,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installNodeEdge } from "../../server/edge/node-edge";
+import { createEdgeServer } from "../../server/edge/node-edge";
 
 let server: http.Server;
 let port: number;
@@ -21,8 +21,7 @@ let traceFields: Record<string, unknown> = {};
 const TRACING_CALLER = "127.0.0.2";
 
 beforeAll(async () => {
-  installNodeEdge({ proxy: { hops: 0 }, traceCallers: { addresses: [TRACING_CALLER] } });
-  server = http.createServer((req, res) => {
+  server = createEdgeServer({ proxy: { hops: 0 }, traceCallers: { addresses: [TRACING_CALLER] } }, (req, res) => {
     reached.push(String(req.headers["idempotency-key"]));
     traceFields = { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate, baggage: req.headers.baggage };
     res.end("through");

@@ -80,8 +80,8 @@ describe("the run command", () => {
     try {
       await waitFor("the first run to serve", () => serving(server));
       const postmaster = postmasterOf(dir);
-      // kill -9 of the run command and its Next.js server; PostgreSQL and the stand-in are left to fend for themselves.
-      const pids = [server.child.pid!, ...childrenOf(server.child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("next"))];
+      // kill -9 of the run command and its server (server/serve.ts); PostgreSQL and the stand-in are left to fend for themselves.
+      const pids = [server.child.pid!, ...childrenOf(server.child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("server/serve.ts"))];
       for (const pid of pids) process.kill(pid, "SIGKILL");
       await server.exited;
       // The stand-in stops by itself once its parent is gone.

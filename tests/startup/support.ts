@@ -1,6 +1,6 @@
 /**
  * Real servers for the start-up tests: the production build run as
- * `next start` (or the whole run command) in a child process, on a free port,
+ * The production server (server/serve.ts; or the whole run command) in a child process, on a free port,
  * against a PostgreSQL the test owns and can stop and start again.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -12,7 +12,7 @@ import { afterAll, inject } from "vitest";
 import { projectRoot, scratchClusterParent } from "../../db/cluster-home";
 import { freePort, startEmbeddedPostgres, type RunningPostgres } from "../../db/embedded";
 import { processAlive } from "../../db/file-lock";
-import { bin, ensureBuild } from "../../scripts/build";
+import { ensureBuild, serverCommand } from "../../scripts/build";
 import * as schema from "../../db/schema";
 import { createTenant } from "../../server/tenants/service";
 
@@ -51,7 +51,6 @@ function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: "production",
-    NEXT_MANUAL_SIG_HANDLE: "true",
     ADMIN_PASSWORD: "a test admin password",
     LOG_LEVEL: "warn",
     PSP_URL: inject("pspUrl"),
@@ -64,7 +63,7 @@ function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv
 }
 
 /**
- * Spawns a server process; `command` is `next start` unless given (the run command, say).
+ * Spawns a server process; `command` is the production server (server/serve.ts) unless given (the run command, say).
  * `group`: in a process group of its own, as a terminal runs a command, so a test can signal the group as Ctrl-C does.
  */
 /**
@@ -81,7 +80,7 @@ afterAll(async () => {
 
 export async function spawnServer(extra: Record<string, string | undefined>, command?: string[], options: { group?: boolean } = {}): Promise<Server> {
   const port = Number(extra.PORT ?? (await freePort()));
-  const args = command ?? [bin("next"), "start", "-H", "127.0.0.1", "-p", String(port)];
+  const args = command ?? serverCommand();
   // A run through a pooler (DATABASE_POOLED=true) is the tests' own; a server on a cluster of its own starts as by default unless told.
   const env = serverEnv({ DATABASE_POOLED: undefined, MIGRATE_ON_START: undefined, PORT: String(port), ...extra });
   const child = spawn(args[0]!, args.slice(1), { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"], detached: options.group === true });
