@@ -21,8 +21,8 @@ answerHelp(`Usage: npm start
 
 Builds the app when there is no build of the current sources, then serves it
 on HOST:PORT (default 127.0.0.1:3000) with embedded PostgreSQL, or the
-database at DATABASE_URL. Settings come from the environment: the README's
-"Configuration" lists them. Ctrl-C stops everything it started.`);
+database at DATABASE_URL. Settings come from the environment:
+docs/RUNNING.md, "Configuration", lists them. Ctrl-C stops everything it started.`);
 
 function fail(message: string): never {
   process.stderr.write(`Cannot start: ${message}\n`);

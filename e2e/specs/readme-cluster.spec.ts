@@ -1,5 +1,5 @@
 /**
- * The README's cluster walkthrough, run as written: `npm run cluster`'s
+ * The cluster walkthrough (docs/OPERATIONS.md), run as written: `npm run cluster`'s
  * command brings up HAProxy, two instances, PgBouncer and the stand-in on a
  * fresh database, and the `bash` block under "## Run it as a cluster" runs
  * with `set -euo pipefail` against it. The one change made to the text is
@@ -50,12 +50,14 @@ function spawnCluster(args: string[], env: NodeJS.ProcessEnv) {
   return { child, log, up };
 }
 
+const CLUSTER_DOC = "docs/OPERATIONS.md";
+
 test.skip(!existsSync("/usr/sbin/haproxy") || !existsSync("/usr/sbin/pgbouncer"), "needs Debian's haproxy and pgbouncer: apt-get install -y haproxy pgbouncer");
 
-test("the README's cluster walkthrough runs as written", async () => {
+test("the cluster walkthrough runs as written", async () => {
   // A fresh database, the build (the e2e run's), two instances, PgBouncer and HAProxy on a loaded machine.
   test.setTimeout(240_000);
-  const script = readmeBlock("Run it as a cluster");
+  const script = readmeBlock("Run it as a cluster", CLUSTER_DOC);
   expect(script).toContain("localhost:8080");
 
   let database: FreshDatabase | undefined;
@@ -103,7 +105,7 @@ async function healthy(url: string, server: ChildProcess): Promise<void> {
     .toBe("up");
 }
 
-test("in the README's order on the checkout's embedded database: npm start's walkthrough, then the cluster's, reconcile clean each time", async () => {
+test("in order on the checkout's embedded database: the README's API walkthrough under npm start, then the cluster's, reconcile clean each time", async () => {
   // Two start-ups of the build and an embedded cluster of its own on a loaded machine.
   test.setTimeout(300_000);
   const dir = scratchClusterParent("readme-order");
@@ -129,7 +131,7 @@ test("in the README's order on the checkout's embedded database: npm start's wal
     cluster = started.child;
     await started.up();
     log = started.log;
-    const second = await runScript(readmeBlock("Run it as a cluster").replaceAll("localhost:8080", `127.0.0.1:${port}`), env);
+    const second = await runScript(readmeBlock("Run it as a cluster", CLUSTER_DOC).replaceAll("localhost:8080", `127.0.0.1:${port}`), env);
     expect(second.code, second.out).toBe(0);
     // npm start's charge is known to the cluster's stand-in too: nothing shows as missing_charge.
     expect(second.out).toMatch(/^Reconciled: the ledger matches the provider's 2 charges/m);
@@ -151,7 +153,7 @@ test.describe("with --ha", () => {
 
   test("the same walkthrough on the HA database; patronictl lists a leader and a synchronous standby", async () => {
     test.setTimeout(240_000);
-    const script = readmeBlock("Run it as a cluster");
+    const script = readmeBlock("Run it as a cluster", CLUSTER_DOC);
     const haDir = scratchClusterParent("readme-ha");
     let cluster: ChildProcess | undefined;
     let log = () => "";

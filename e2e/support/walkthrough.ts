@@ -1,7 +1,8 @@
 /**
- * Running a README block as written (e2e/specs/readme*.spec.ts): the block is
- * taken from README.md by its heading and run by bash with
- * `set -euo pipefail`, so the README cannot drift from what works.
+ * Running a documented block as written (e2e/specs/readme*.spec.ts): the
+ * block is taken from README.md (or a page of docs/) by its heading and run
+ * by bash with `set -euo pipefail`, so the documents cannot drift from what
+ * works.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -9,12 +10,12 @@ import path from "node:path";
 
 export const root = path.resolve(import.meta.dirname, "..", "..");
 
-/** The first ```bash block after the README's `## <heading>`. */
-export function readmeBlock(heading: string): string {
-  const readme = readFileSync(path.join(root, "README.md"), "utf8");
+/** The first ```bash block after `## <heading>` of `file` (the README unless given). */
+export function readmeBlock(heading: string, file = "README.md"): string {
+  const readme = readFileSync(path.join(root, file), "utf8");
   const section = readme.split(new RegExp(`^## ${heading.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"))[1];
   const block = section?.match(/^```bash\n([\s\S]*?)^```$/m)?.[1];
-  if (!block) throw new Error(`README.md has no \`\`\`bash block under "## ${heading}"`);
+  if (!block) throw new Error(`${file} has no \`\`\`bash block under "## ${heading}"`);
   return block;
 }
 
