@@ -1,7 +1,19 @@
-/** Server-side tRPC calls for pages: the demo tenant, no token in the browser. */
+/** Server-side tRPC calls for pages, each as one tenant resolved here, never a token in the browser. */
 import { DEMO_TENANT } from "../db/seed";
 import { createCaller, createContextInner } from "./app";
 
+/** As the demo tenant: the home page's look at the demo catalog every tenant starts with. */
 export async function demoCaller() {
   return createCaller(await createContextInner({ tenant: DEMO_TENANT }));
+}
+
+/**
+ * As the storefront's tenant (the demo tenant in demo mode, else the one
+ * STOREFRONT_TENANT_ID names), for the shop's pages, every call of a page
+ * as that one tenant; undefined while the storefront is off.
+ */
+export async function storefrontCaller() {
+  const context = await createContextInner();
+  const tenant = await context.auth.storefrontTenant();
+  return tenant ? createCaller({ ...context, tenant }) : undefined;
 }

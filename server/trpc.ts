@@ -112,12 +112,16 @@ const idempotency = instrument.procedures(createIdempotencyProcedures((ctx: Tena
  * The shop's own pages act as one tenant, server-side: the browser never
  * holds a tenant token. Which one the root decides (the demo tenant in demo
  * mode, else only one a deployment names on purpose); with none the
- * storefront is off (404). Only the storefront procedures use this.
+ * storefront is off (404). A server-side caller came with its tenant
+ * resolved (a page's storefrontCaller, the completer's rerun as the key's own
+ * tenant) and keeps it: a request has one tenant, decided once. Only the
+ * storefront procedures use this.
  */
 export const storefrontProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+  if (ctx.tenant) return next({ ctx: { tenant: ctx.tenant } });
   const tenant = await ctx.auth.storefrontTenant();
   if (!tenant) throw toTRPCError(new DomainError("storefront-off", 404, "The storefront is off on this server."));
-  return next({ ctx: { tenant: ctx.tenant ? tenant : await admitted(ctx, meta, tenant) } });
+  return next({ ctx: { tenant: await admitted(ctx, meta, tenant) } });
 });
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */

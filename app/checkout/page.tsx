@@ -1,21 +1,16 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { TRPCError } from "@trpc/server";
-import { demoCaller } from "@/server/caller";
+import { storefrontCaller } from "@/server/caller";
 import { Checkout } from "./_components/checkout";
 
 export const metadata: Metadata = { title: "Checkout" };
 export const dynamic = "force-dynamic";
 
 export default async function CheckoutPage() {
-  // Outside demo mode the storefront is off unless a deployment names its tenant (server/trpc.ts).
-  const catalog = await (await demoCaller())
-    .checkout.catalog()
-    .catch((error: unknown) => {
-      if (error instanceof TRPCError && error.code === "NOT_FOUND") return undefined;
-      throw error;
-    });
-  if (!catalog) notFound();
+  // Outside demo mode the storefront is off unless a deployment names its tenant (server/caller.ts).
+  const caller = await storefrontCaller();
+  if (!caller) notFound();
+  const catalog = await caller.checkout.catalog();
   const products = catalog.data;
   return (
     <div className="stack">

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { demoCaller } from "@/server/caller";
+import { storefrontCaller } from "@/server/caller";
 import { isDemoMode } from "@/server/env";
 import { LAB_SCENARIOS } from "@/server/lab/scenarios";
 import { Lab } from "./_components/lab";
@@ -10,8 +10,9 @@ export const dynamic = "force-dynamic";
 
 /** Demo mode only: without it the lab, like its procedures, does not exist. */
 export default async function LabPage() {
-  if (!isDemoMode()) notFound();
-  const { data: products } = await (await demoCaller()).checkout.catalog();
+  const caller = isDemoMode() ? await storefrontCaller() : undefined;
+  if (!caller) notFound();
+  const { data: products } = await caller.checkout.catalog();
   const product = products[0];
   if (!product) notFound();
   return (

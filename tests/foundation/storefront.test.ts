@@ -70,4 +70,15 @@ describe("the storefront with demo mode off", () => {
     expect(order.items.map((i) => i.amount)).toEqual(quote.lines.map((l) => l.amount));
     await expect(caller.checkout.quote({ items: [{ sku: "no-such-sku", quantity: 1 }] })).rejects.toMatchObject({ code: "BAD_REQUEST" });
   });
+
+  it("a server-side call that comes with its tenant (the completer's rerun of a key) runs as that tenant, not the storefront's", async () => {
+    const storefront = await newTenant("storefront-now");
+    const keyOwner = await newTenant("storefront-then");
+    env.STOREFRONT_TENANT_ID = storefront.id;
+    const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
+    const key = newKey("storefront-rerun");
+    const caller = createCaller(await createContextInner({ tenant: keyOwner, headers: new Headers({ "Idempotency-Key": key }) }));
+    await caller.checkout.pay({ items: [{ sku: product!.sku, quantity: 1 }], destination: "acct_test_storefront" });
+    expect(await paymentsUnder(key)).toEqual([{ tenant_id: keyOwner.id }]);
+  });
 });

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { demoCaller } from "@/server/caller";
+import { storefrontCaller } from "@/server/caller";
 import { AttemptsPanel } from "../../_components/attempts-panel";
 import { ProviderCalls } from "../../_components/provider-calls";
 
@@ -10,7 +10,8 @@ export const dynamic = "force-dynamic";
 export default async function ConfirmationPage({ params, searchParams }: { params: Promise<{ orderId: string }>; searchParams: Promise<{ key?: string }> }) {
   const { orderId } = await params;
   const { key } = await searchParams;
-  const caller = await demoCaller();
+  const caller = await storefrontCaller();
+  if (!caller) notFound();
   const order = await caller.checkout.order({ id: orderId }).catch(() => undefined);
   if (!order) notFound();
   const attempts = order.payment ? (await caller.payments.attempts({ id: order.payment.id })).data : [];
