@@ -118,6 +118,30 @@ describe("a duplicate while the first attempt is still running", () => {
     hooks.delete(key);
   });
 
+  it("recoverable: each of several duplicates records one wait, though it may wait for another duplicate's lock and then for the holder", async () => {
+    const DUPLICATES = 6;
+    for (let round = 0; round < 3; round++) {
+      const key = uniqueKey(`one-wait${round}`);
+      const hold = park(key, "between");
+      const first = post(tenant, "/t/recoverable", { tag: key, amount: 1 }, key);
+      await hold.entered;
+      const ready = barrier(DUPLICATES);
+      const duplicates = Array.from({ length: DUPLICATES }, async () => {
+        await ready();
+        return post(tenant, "/t/recoverable", { tag: key, amount: 1 }, key);
+      });
+      await new Promise((r) => setTimeout(r, 150));
+      hold.release();
+      const answers = await Promise.all([first, ...duplicates]);
+      expect(answers.slice(1).map((a) => a.headers.get("idempotent-replayed"))).toEqual(Array(DUPLICATES).fill("true"));
+      expect(await effectsFor(tenant.id, key)).toHaveLength(2);
+      // Every duplicate waited (the holder was parked) and replayed; replays are written as one counted row.
+      expect(await eventsOf(tenant.id, key, ["waited"])).toHaveLength(DUPLICATES);
+      expect((await keyRow(tenant.id, key))!.replay_count).toBe(DUPLICATES);
+      hooks.delete(key);
+    }
+  });
+
   it("an attempt nobody holds the key against records no wait", async () => {
     const key = uniqueKey();
     expect((await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key)).status).toBe(201);

@@ -6,8 +6,10 @@
  *   to write under and where the work stands (recovery point and data);
  * - replay this stored result;
  * - or a refusal: mismatch (422), still in progress after the wait (409).
- * A duplicate that had to wait for the key (its advisory lock, or a holder
- * with a live lease) reports how long (`waited`) before what it then does.
+ * A duplicate that had to wait for the key (at the unique index, for its
+ * advisory lock, for a holder with a live lease, or for several of these in
+ * turn) reports one `waited` event with the whole time, before what it then
+ * does (`reportWait`).
  *
  * The lock is what makes the two flavours exclude each other on one key, and
  * it is transaction-scoped (pg_advisory_xact_lock), so it also holds behind a
@@ -33,7 +35,21 @@ export type Attempt = store.Request & {
   /** The bounds the key's transactions set for themselves. */
   limits: TransactionLimits;
   event: (type: IdempotencyEvent["type"], extra?: Partial<IdempotencyEvent>) => void;
+  /** How long this attempt has waited for the key so far and not yet reported (`waited`); undefined: no wait. */
+  waitedMs?: number;
 };
+
+/** Adds a wait of this attempt, reported with the others as one `waited` event (`reportWait`). */
+export function noteWait(a: Attempt, since: number): void {
+  a.waitedMs = (a.waitedMs ?? 0) + (performance.now() - since);
+}
+
+/** Reports what the attempt waited in all, once, before what it then does (take, replay, refusal). */
+export function reportWait(a: Attempt): void {
+  if (a.waitedMs === undefined) return;
+  a.event(E.Waited, { waitedMs: Math.round(a.waitedMs) });
+  a.waitedMs = undefined;
+}
 
 export const Decision = {
   Claim: "claim",
@@ -59,6 +75,7 @@ const TAKEN: Record<string, IdempotencyEvent["type"]> = { [Decision.Claim]: E.Cl
 
 /** Reports how the key was taken (claimed, taken over, replaced after expiry), once the flavour holds it. */
 export function announce(a: Attempt, owned: Owned): void {
+  reportWait(a);
   a.event(TAKEN[owned.how]!, { fence: owned.fence, ...(owned.how === Decision.Takeover && { recoveryPoint: owned.recoveryPoint }) });
 }
 
@@ -77,6 +94,7 @@ export const retryAfterSeconds = (row: store.KeyRow | undefined) => Math.max(1, 
 
 /** Reports the refusal as an event and throws it as the tRPC error the transports map. */
 export function refuse(a: Attempt, error: IdempotencyError): never {
+  reportWait(a);
   if (error instanceof IdempotencyKeyMismatchError) a.event(E.Mismatch);
   if (error instanceof IdempotencyKeyInProgressError) a.event(E.Conflict);
   throw new TRPCError({ code: error.code, message: error.message, cause: error });
@@ -104,8 +122,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * decided on the row as read, without the lock. Only when another holds the
  * lock and the row does not decide it already does a second round trip wait
  * for the lock (at most `waitMs`) and read the row again by a statement of
- * its own, which sees what that holder committed; the wait is reported
- * (`waited`, with its length).
+ * its own, which sees what that holder committed; the wait counts in the
+ * attempt's `waited` (`noteWait`).
  */
 async function lockAndLoad(t: KeyTransaction, a: Attempt, savepoint: string | undefined): Promise<store.KeyRow | undefined> {
   const id = lockId(a);
@@ -127,17 +145,23 @@ async function lockAndLoad(t: KeyTransaction, a: Attempt, savepoint: string | un
     savepoint ? `savepoint ${savepoint}` : "",
   ].filter(Boolean);
   const waitedFrom = performance.now();
-  const [, reloaded] = await t.send(t.conn.unsafe(wait.join("; ")), store.load(t.conn, a));
-  a.event(E.Waited, { waitedMs: Math.round(performance.now() - waitedFrom) });
-  return store.loaded(reloaded);
+  try {
+    const [, reloaded] = await t.send(t.conn.unsafe(wait.join("; ")), store.load(t.conn, a));
+    return store.loaded(reloaded);
+  } finally {
+    noteWait(a, waitedFrom);
+  }
 }
 
 /** Polls a holder with a live lease until it finishes, lets go, or the wait budget is spent (409). */
 async function waitForHolder(sql: Sql, a: Attempt): Promise<store.KeyRow | undefined> {
+  const since = performance.now();
   const deadline = Date.now() + a.waitMs;
   for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
     const row = store.loaded(await store.load(sql, a));
-    if (decide(row, a.fingerprint) !== Decision.Wait) return row;
+    const done = decide(row, a.fingerprint) !== Decision.Wait;
+    if (done || Date.now() + pause > deadline) noteWait(a, since);
+    if (done) return row;
     if (Date.now() + pause > deadline) refuse(a, new IdempotencyKeyInProgressError(a.key, retryAfterSeconds(row)));
     await sleep(pause);
   }
@@ -170,7 +194,10 @@ export async function acquire<T>(
         refuse(a, new IdempotencyKeyInProgressError(a.key, retryAfterSeconds(store.loaded(await store.load(sql, a))), { cause: error }));
       }
       const decision = decide(row, a.fingerprint);
-      if (decision === Decision.Replay) return { kind: "replay", row: row! };
+      if (decision === Decision.Replay) {
+        reportWait(a);
+        return { kind: "replay", row: row! };
+      }
       if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row!.procedure));
       if (decision === Decision.Wait) return { kind: "wait" };
       const owned: Owned = {
@@ -191,10 +218,11 @@ export async function acquire<T>(
     if (step?.kind === "owned" || step?.kind === "replay") return step;
     if (step?.kind === "wait") {
       // Outside the lock: the holder's own statements (renewal, phases) take no advisory lock, but a fresh claim would wait behind us.
-      const waitedFrom = performance.now();
       const settled = await waitForHolder(sql, a);
-      a.event(E.Waited, { waitedMs: Math.round(performance.now() - waitedFrom) });
-      if (settled && decide(settled, a.fingerprint) === Decision.Replay) return { kind: "replay", row: settled };
+      if (settled && decide(settled, a.fingerprint) === Decision.Replay) {
+        reportWait(a);
+        return { kind: "replay", row: settled };
+      }
     }
   }
 }

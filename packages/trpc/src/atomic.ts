@@ -30,7 +30,7 @@
  * of its own, only if the key still has none; if another attempt's row is
  * there, the locking way decides instead (its stored answer is replayed).
  */
-import { acquire, announce, decide, Decision, refuse, type Acquired, type Attempt } from "./acquire.js";
+import { acquire, announce, decide, Decision, noteWait, refuse, type Acquired, type Attempt } from "./acquire.js";
 import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError } from "./errors.js";
 import { IdempotencyEventType as E } from "./events.js";
 import { outcomeOf } from "./policy.js";
@@ -93,7 +93,7 @@ async function unlocked<TTx, R extends HandlerResult>(
       } catch (error) {
         if (store.rowChanged(error)) {
           // Another attempt's row was there, or committed while this INSERT waited at the unique index for it.
-          a.event(E.Waited, { waitedMs: Math.round(performance.now() - sentAt) });
+          noteWait(a, sentAt);
           return undefined;
         }
         if (isLockTimeout(error)) refuse(a, new IdempotencyKeyInProgressError(a.key, 1, { cause: error }));
