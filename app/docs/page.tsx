@@ -9,8 +9,8 @@ import Link from "next/link";
 import { openApiDocument } from "@/server/app";
 import { MarkdownText } from "./_components/markdown-text";
 import { OperationSection } from "./_components/operation-section";
-import { fieldRows, longEnumsOf, parameterRows, sharedAnchorOf, sharedParameters } from "./_lib/fields";
-import { operationsOf, successOf, type ApiDocument } from "./_lib/operations";
+import { longEnumsOf, operationRows, sharedAnchorOf, sharedParameters } from "./_lib/fields";
+import { operationsOf, type ApiDocument } from "./_lib/operations";
 
 export const metadata: Metadata = { title: "API docs" };
 
@@ -19,11 +19,10 @@ export default function DocsPage() {
   const operations = operationsOf(doc as ApiDocument);
   const shared = sharedParameters(operations.map(({ op }) => op.parameters ?? []));
   const lists = longEnumsOf(
-    operations.flatMap(({ op }) => [
-      ...parameterRows(op.parameters ?? []),
-      ...fieldRows(op.requestBody?.content["application/json"].schema ?? {}),
-      ...fieldRows(successOf(op).media?.schema ?? {}),
-    ]),
+    operations.flatMap(({ op }) => {
+      const { takes, gives } = operationRows(op);
+      return [...takes, ...gives];
+    }),
   );
   return (
     <div className="stack docs">

@@ -4,7 +4,7 @@
  * example call and its answer. Folded, so the page stays scannable.
  */
 import { answerOf, curlOf } from "../_lib/example";
-import { fieldRows, parameterRows } from "../_lib/fields";
+import { operationRows } from "../_lib/fields";
 import { problemsByStatus, successOf, type Operation, type Parameter } from "../_lib/operations";
 import { FieldTable } from "./field-table";
 import { MarkdownText } from "./markdown-text";
@@ -13,9 +13,8 @@ import { ProblemLink } from "./problem-link";
 /** `shared`: parameters whose description the page prints once, above the operations. */
 export function OperationSection({ operation, shared }: { operation: Operation; shared: Parameter[] }) {
   const { anchor, method, path, op } = operation;
-  const takes = [...parameterRows(op.parameters ?? [], shared), ...fieldRows(op.requestBody?.content["application/json"].schema ?? {}).map((r) => ({ ...r, in: "body" }))];
+  const { takes, gives } = operationRows(op, shared);
   const success = successOf(op);
-  const gives = success.media ? fieldRows(success.media.schema.type === "object" ? success.media.schema : {}) : [];
   const answer = answerOf(operation);
   const problems = problemsByStatus(op);
   const name = `${method} /api${path}`;

@@ -5,7 +5,7 @@
  * more than a handful of values is not spelled out in its row: the row
  * names the list, which the page prints once.
  */
-import type { JsonSchema, Parameter } from "./operations";
+import { successOf, type JsonSchema, type OperationObject, type Parameter } from "./operations";
 
 /** Up to this many values an enum is shown inline; past it, once in a list of its own. */
 const INLINE_ENUM = 8;
@@ -106,6 +106,12 @@ export function parameterRows(parameters: Parameter[], shared: Parameter[] = [])
     const sharedId = shared.some((q) => q.in === p.in && q.name === p.name && q.description === p.description) ? sharedAnchorOf(p) : undefined;
     return [{ name: p.name, in: p.in, type: typeOf(p.schema), required: p.required, description, rules: rulesOf({ ...p.schema, description }), longEnum, sharedId }];
   });
+}
+
+/** What an operation takes (its parameters, then its body's fields) and what its success answer gives. */
+export function operationRows(op: OperationObject, shared: Parameter[] = []): { takes: FieldRow[]; gives: FieldRow[] } {
+  const body = fieldRows(op.requestBody?.content["application/json"].schema ?? {}).map((row) => ({ ...row, in: "body" }));
+  return { takes: [...parameterRows(op.parameters ?? [], shared), ...body], gives: fieldRows(successOf(op).media?.schema ?? {}) };
 }
 
 /** Every long enum the rows name, once each. */
