@@ -1,7 +1,7 @@
 /**
  * The API docs read as a page, not as a dump of the document: Markdown
  * rendered, problem types that lead to their pages, field tables instead of
- * JSON schema (so the 180 currency codes appear once), a table of contents
+ * JSON schema (so the currency codes appear once), a table of contents
  * and one example call per operation, taken from the document itself.
  */
 import { expect, test } from "../fixtures";
