@@ -30,10 +30,13 @@ export const amountSchema = z.codec(
   z.string({ error: 'must be a decimal string such as "25.00"' }).regex(AMOUNT_PATTERN, { error: (issue) => amountIssue(issue.input) }),
   z.number().int(),
   { decode: (s) => Number(s.replace(".", "")), encode: (minor) => formatMinor(minor) },
-);
+).meta({ description: `A decimal string with exactly two fraction digits, from \`"0.01"\` to \`"${MAX_UNITS}.00"\`.` });
 
 /** ISO 4217 alphabetic codes, from the list the `currency-codes` package ships (ISO's list one, dated in `publishDate`): an enum, so the document lists them. */
-export const currencySchema = z.enum(currencyCodes.codes() as [string, ...string[]], { error: 'must be an ISO 4217 currency code such as "EUR"' });
+export const currencySchema = z
+  .enum(currencyCodes.codes() as [string, ...string[]], { error: 'must be an ISO 4217 currency code such as "EUR"' })
+  // The title names the list where a reader meets it (the docs page prints the codes once, under this title).
+  .meta({ title: "ISO 4217 currency code" });
 
 export function formatMinor(minor: number): string {
   const sign = minor < 0 ? "-" : "";

@@ -20,4 +20,9 @@ test("the index lists every type with a link to its page", async ({ page }) => {
   await page.getByRole("link", { name: "/problems/insufficient-funds" }).click();
   await expect(page.getByRole("region", { name: "Members" })).toContainText("balance");
   await expect(page.getByRole("region", { name: "Operations" })).toContainText("POST /api/v1/accounts/{id}/withdrawals");
+
+  // Each operation leads back to its section of the API docs.
+  await page.getByRole("region", { name: "Operations" }).getByRole("link", { name: "POST /api/v1/accounts/{id}/withdrawals" }).click();
+  await expect(page).toHaveURL(/\/docs#accounts_withdraw$/);
+  await expect(page.getByRole("heading", { level: 2, name: "POST /api/v1/accounts/{id}/withdrawals", exact: true })).toBeInViewport();
 });

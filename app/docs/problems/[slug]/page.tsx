@@ -19,13 +19,13 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
   return { title: isProblemSlug(slug) ? `Problem: ${slug}` : "Problem type" };
 }
 
-/** The operations whose responses name this type's schema. */
-function operationsWith(slug: ProblemSlug): string[] {
+/** The operations whose responses name this type's schema, each with its section's anchor on /docs (its operationId). */
+function operationsWith(slug: ProblemSlug): { name: string; anchor: string }[] {
   const needle = `"#/components/schemas/${problemSchemaName(slug)}"`;
   return Object.entries(openApiDocument().paths).flatMap(([path, methods]) =>
-    Object.entries(methods)
-      .filter(([, op]) => JSON.stringify((op as { responses: unknown }).responses).includes(needle))
-      .map(([method]) => `${method.toUpperCase()} /api${path}`),
+    Object.entries(methods as Record<string, { operationId: string; responses: unknown }>)
+      .filter(([, op]) => JSON.stringify(op.responses).includes(needle))
+      .map(([method, op]) => ({ name: `${method.toUpperCase()} /api${path}`, anchor: op.operationId })),
   );
 }
 
@@ -67,8 +67,10 @@ export default async function ProblemTypePage({ params }: Params) {
         {operations.length ? (
           <ul>
             {operations.map((op) => (
-              <li key={op}>
-                <code>{op}</code>
+              <li key={op.anchor}>
+                <Link href={`/docs#${op.anchor}`}>
+                  <code>{op.name}</code>
+                </Link>
               </li>
             ))}
           </ul>
