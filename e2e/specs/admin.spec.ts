@@ -316,6 +316,47 @@ test("the keys table fits its card at 1280 and 1920 px with 73- and 255-characte
   }
 });
 
+test("the keys table fits its card at 1280 and 1920 px in its fullest state: every state and badge, 255-character keys, replays, for one tenant and for all", async ({ admin, page, db, playwright, baseURL }) => {
+  const name = `Wunderbar Lange Firma ${randomUUID().replaceAll("-", "")}`.slice(0, 30);
+  const { tenant, token } = await createTenant(drizzle({ client: db, schema }), name);
+  const keys = Array.from({ length: 7 }, (_, i) => `${i}-${randomUUID()}-`.padEnd(255, "k"));
+  const api = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { authorization: `Bearer ${token}` } });
+  for (const k of keys) expect((await pay(api, k)).status()).toBe(201);
+  await api.dispose();
+  const [replayed, byCompleter, stale, attention, failed, expired, leased] = keys;
+  const inProgress = db`state = 'in_progress', response_status = null, response_body = null, completed_at = null`;
+  const set = (key: string, change: ReturnType<typeof db>) => db`update idempotency_keys set ${change} where tenant_id = ${tenant.id} and key = ${key}`;
+  await set(replayed!, db`replay_count = 1234567, last_replayed_at = now()`);
+  await set(byCompleter!, db`completed_by = 'completer', replay_count = 3, last_replayed_at = now()`);
+  await set(stale!, db`${inProgress}, locked_until = now() - interval '3 hours 25 minutes', completer_attempts = 7, completer_error = 'the provider did not answer'`);
+  await set(attention!, db`${inProgress}, locked_until = now() - interval '2 days', completer_attempts = 8, completer_gave_up_at = now(), completer_error = 'the provider did not answer'`);
+  await set(failed!, db`state = 'failed', response_status = 402, replay_count = 99999, last_replayed_at = now()`);
+  await set(expired!, db`expires_at = now() - interval '1 day', replay_count = 12, last_replayed_at = now() - interval '2 days'`);
+  await set(leased!, db`${inProgress}, locked_until = now() + interval '10 minutes'`);
+
+  await admin.goto({ tenant: tenant.id });
+  await admin.signIn();
+  for (const view of ["one tenant", "all tenants"] as const) {
+    if (view === "all tenants") await admin.goto({});
+    for (const width of [1280, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const k of keys) await expect(admin.rowFor(k)).toHaveCount(1);
+      const fit = await admin.keysTable.evaluate((t) => {
+        const card = t.closest("section")!.getBoundingClientRect();
+        const spilled = [...t.querySelectorAll<HTMLTableCellElement>("th, td")].filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => `${c.cellIndex}: ${c.textContent?.slice(0, 40)}`);
+        return { scroll: t.parentElement!.scrollWidth - t.parentElement!.clientWidth, right: t.getBoundingClientRect().right - card.right, spilled };
+      });
+      expect(fit, `${view} at ${width} px`).toEqual({ scroll: 0, right: expect.any(Number), spilled: [] });
+      expect(fit.right, `${view} at ${width} px`).toBeLessThanOrEqual(0);
+    }
+  }
+  // The tiles say which of them overlap: here one key is stale and needs attention, and counts as in progress too.
+  await admin.goto({ tenant: tenant.id });
+  await expect(admin.count("Needs attention")).toContainText("of In progress:1");
+  await expect(admin.count("Stale")).toContainText("of In progress:");
+  await expect(page.getByTestId("counts-overlap")).toContainText("one key can be in all three");
+});
+
 test("an operator sees who is signed in and their own sessions, and ends another browser's: that browser is signed out at once", async ({ admin, page, browser, baseURL, tenant }) => {
   const elsewhere = await browser.newContext({ baseURL });
   try {

@@ -13,6 +13,8 @@ import { QueryError } from "./query-error";
 import { StateBadge } from "./state-badge";
 import { listInput, type KeyFilters } from "./use-key-filters";
 
+const COLUMNS = ["tenant", "key", "procedure", "state", "lease", "hash", "status", "created", "expires", "replays", "last-replay"] as const;
+
 export function KeysTable({ filters, update }: { filters: KeyFilters; update: (change: Partial<KeyFilters>) => void }) {
   const trpc = useTRPC();
   const page = useQuery(trpc.admin.keys.list.queryOptions(listInput(filters), { refetchInterval: 5_000, placeholderData: keepPreviousData }));
@@ -42,6 +44,12 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
       {page.error && <QueryError error={page.error} />}
       <div className="table-scroll">
         <table className="table keys-table" aria-describedby="keys-status">
+          {/* Fixed widths: the table is as wide as its card, whatever a key, a name or a badge asks for (globals.css). */}
+          <colgroup>
+            {COLUMNS.map((c) => (
+              <col key={c} className={`col-${c}`} />
+            ))}
+          </colgroup>
           <thead>
             <tr>
               <th scope="col">Tenant</th>
@@ -82,11 +90,13 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
                     {k.key}
                   </a>
                 </td>
-                <td className="mono">{k.procedure}</td>
+                <td className="mono procedure" title={k.procedure}>
+                  {k.procedure}
+                </td>
                 <td>
                   <StateBadge state={k.state} stale={k.stale} staleForMs={k.staleForMs} completedBy={k.completedBy} />
                 </td>
-                <td className="nowrap">{leaseLabel(k)}</td>
+                <td>{leaseLabel(k)}</td>
                 <td className="hash">
                   <code title={k.fingerprint}>{shortHash(k.fingerprint)}</code> <CopyButton value={k.fingerprint} label={`Copy the request hash of ${k.key}`} />
                 </td>
@@ -94,7 +104,7 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
                 <td className="when">
                   <time dateTime={k.createdAt}>{utc(k.createdAt)}</time>
                 </td>
-                <td className="nowrap">{expiresIn(k.expiresInMs)}</td>
+                <td>{expiresIn(k.expiresInMs)}</td>
                 <td className="num">{number(k.replayCount)}</td>
                 <td className="when">{k.lastReplayedAt ? <time dateTime={k.lastReplayedAt}>{utc(k.lastReplayedAt)}</time> : "—"}</td>
               </tr>

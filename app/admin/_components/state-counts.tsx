@@ -12,12 +12,13 @@ import type { KeyFilters } from "./use-key-filters";
 
 const REFRESH_MS = 5_000;
 
-type Tile = { id: "in_progress" | "completed" | "failed" | "expired" | "stale" | "needs_attention"; label: string; filter: Partial<KeyFilters> };
+/** `partOf`: the tile counts keys another tile counts already (stale and needs attention are kinds of in progress). */
+type Tile = { id: "in_progress" | "completed" | "failed" | "expired" | "stale" | "needs_attention"; label: string; filter: Partial<KeyFilters>; partOf?: string };
 
 const TILES: Tile[] = [
   { id: "in_progress", label: "In progress", filter: { state: "in_progress", staleOnly: false, expiredOnly: false } },
-  { id: "stale", label: "Stale", filter: { state: undefined, staleOnly: true, expiredOnly: false } },
-  { id: "needs_attention", label: "Needs attention", filter: { state: "needs_attention", staleOnly: false, expiredOnly: false } },
+  { id: "stale", label: "Stale", filter: { state: undefined, staleOnly: true, expiredOnly: false }, partOf: "In progress" },
+  { id: "needs_attention", label: "Needs attention", filter: { state: "needs_attention", staleOnly: false, expiredOnly: false }, partOf: "In progress" },
   { id: "completed", label: "Completed", filter: { state: "completed", staleOnly: false, expiredOnly: false } },
   { id: "failed", label: "Failed", filter: { state: "failed", staleOnly: false, expiredOnly: false } },
   { id: "expired", label: "Expired", filter: { state: "expired", staleOnly: false, expiredOnly: false } },
@@ -41,7 +42,8 @@ export function StateCounts({ filters, update }: { filters: KeyFilters; update: 
       <ul className="counts">
         {TILES.map((tile) => (
           <li key={tile.id}>
-            <button type="button" className="count" aria-pressed={active(tile)} onClick={() => update(tile.filter)}>
+            <button type="button" className={tile.partOf ? "count count-part" : "count"} aria-pressed={active(tile)} onClick={() => update(tile.filter)}>
+              {tile.partOf && <span className="count-of">of {tile.partOf}:</span>}
               <span className="count-value" data-testid={`count-${tile.id}`}>
                 {counts.data ? shown(counts.data[tile.id]) : "…"}
               </span>
@@ -50,6 +52,10 @@ export function StateCounts({ filters, update }: { filters: KeyFilters; update: 
           </li>
         ))}
       </ul>
+      <p className="muted small" data-testid="counts-overlap">
+        In progress, Completed, Failed and Expired add up to every key. Stale and Needs attention count in-progress keys again, so
+        one key can be in all three: a key the completer gave up on needs attention and is usually stale too.
+      </p>
       <p className="muted small">
         {filters.tenantId
           ? `Exact counts for tenant ${filters.tenantId}.`
