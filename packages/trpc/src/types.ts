@@ -41,7 +41,7 @@ export type TransactionLimits = {
 export type StoredResponse = { status: number; body: string };
 
 export type ProcedureOptions = {
-  /** How long a result is kept and replayed (IDEMPOTENCY_TTL_MS by default). */
+  /** How long a result is kept and replayed (the runtime's `defaults.ttlMs`: 24 hours unless `createRuntime` is given one). */
   ttlMs?: number;
   /** How long a holder owns an in-progress key without renewing it. */
   leaseMs?: number;
