@@ -41,7 +41,8 @@ export class LabPage {
 
   /** The text equivalent of the sequence diagram: one "from → to: step" line per row. */
   async steps(side: LabSide): Promise<string[]> {
-    const rows = this.side(side).getByRole("table").getByRole("row");
+    // The table is folded away by default (a closed <details>): read it all the same.
+    const rows = this.side(side).getByRole("table", { includeHidden: true }).getByRole("row", { includeHidden: true });
     const cells = await rows.evaluateAll((trs) => trs.slice(1).map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent ?? "")));
     return cells.map(([, from, to, label]) => `${from} → ${to}: ${label}`);
   }

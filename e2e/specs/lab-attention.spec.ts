@@ -35,6 +35,9 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
   expect(steps.at(-1)).toBe("provider → app: the provider is reachable again (simulated outage over)");
   await expect(lab.side("protected").getByTestId("protected-attempts")).toContainText("request #1: 503");
   await expectNoAxeViolations(page);
+  // At 1280 px the page shows the run once: the steps' table, the diagram's twin, is folded away (both open: 5,821 px).
+  await page.setViewportSize({ width: 1280, height: 900 });
+  expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(4_500);
 
   // The twin: no key, nothing to resume; its payment stays pending and is never charged.
   await expect(lab.side("naive").getByTestId("naive-summary")).toHaveText(/charged 0 times and the ledger booked 0 movements\.$/);

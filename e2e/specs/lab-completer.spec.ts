@@ -50,12 +50,12 @@ for (const order of [
       const at = (pattern: RegExp) => steps.findIndex((s) => pattern.test(s));
       const crash = at(/^app → app: worker stops dead after the charge/);
       const takeover = at(/^app → database: key takeover, fence 2/);
-      const movement = at(/^app → database: ledger movement: debit psp_clearing, credit sales/);
+      const movement = at(/^app → database: money moved: [\d.]+ \w+ from the card \(the provider owes it\) to the shop/);
       const retry = at(/^browser → app: request #2: checkout.pay/);
       const completer = at(/^completer → app: completer takes the key up/);
       expect(Math.min(crash, takeover, movement, retry)).toBeGreaterThanOrEqual(0);
-      expect(steps.filter((s) => /^app → database: ledger movement/.test(s))).toHaveLength(1);
-      expect(steps).toContainEqual(expect.stringMatching(/^provider → app: 201 replayed by the provider$/));
+      expect(steps.filter((s) => /^app → database: money moved/.test(s))).toHaveLength(1);
+      expect(steps).toContainEqual(expect.stringMatching(/^provider → app: the provider answered 201 from its record of this key: no second charge$/));
       if (order.name === "completer first") {
         // The completer's own lane: it took the key over and booked the movement before request #2 arrived, which is replayed.
         expect(completer).toBeGreaterThan(crash);

@@ -7,7 +7,7 @@
  * and nothing else.
  */
 import { IdempotencyEventType, REPLAYED_HEADER, type IdempotencyEvent, type ResponseSink } from "@exactly-once/trpc";
-import type { Movement } from "../ledger/post";
+import { Book, type Movement } from "../ledger/post";
 import type { ObservedCall as ProviderCall } from "../psp/client";
 import { findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";
 import { labKeyOf } from "./scenarios";
@@ -17,8 +17,8 @@ export function traceKeyEvent(e: IdempotencyEvent): void {
   if (e.type === IdempotencyEventType.PhaseCommitted) return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" committed (recovery point)`);
   if (e.type === IdempotencyEventType.PhaseSkipped) return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" skipped: committed by an earlier attempt`);
   if (e.waitedMs !== undefined) {
-    // Drawn where the wait began, so the steps of the holder it waited for fall inside it.
-    recordStep(Lane.App, Lane.Database, `waited ${e.waitedMs} ms for the key's lock`, undefined, e.waitedMs);
+    // Recorded where the wait began: the diagram draws it from there to where it ended, over the holder's steps it waited for.
+    recordStep(Lane.App, Lane.Database, `waited ${e.waitedMs} ms for the key`, undefined, e.waitedMs);
     return;
   }
   const parts = [`key ${e.type.replace("_", " ")}`];
@@ -28,18 +28,43 @@ export function traceKeyEvent(e: IdempotencyEvent): void {
   recordStep(Lane.App, Lane.Database, parts.join(", "));
 }
 
+/** What a call to the provider asks for, in words (the key it sends says which operation it is). */
+function providerAsk(call: ProviderCall): string {
+  return PROVIDER_ASKS.find(([method, path]) => call.method === method && path.test(call.path))?.[2] ?? `${call.method} ${call.path}`;
+}
+const PROVIDER_ASKS: [string, RegExp, string][] = [
+  ["POST", /^\/charges$/, "charge the card"],
+  ["POST", /\/capture$/, "capture the charge"],
+  ["POST", /\/void$/, "void the charge"],
+  ["POST", /\/refunds$/, "refund"],
+  ["GET", /^\/keys\//, "tell what became of this key"],
+];
+
 /** One request to the provider: its downstream key, and whether the provider answered from its own idempotency. */
 export function traceProviderCall(call: ProviderCall): void {
-  const key = call.key ? ` key ${call.key.slice(0, 12)}…` : "";
-  recordStep(Lane.App, Lane.Provider, `${call.method} ${call.path}${key}`, undefined, call.elapsedMs);
-  const answer = call.status === undefined ? `no answer (${call.error ?? "network error"})` : `${call.status}${call.replayed ? " replayed by the provider" : ""}`;
+  const key = call.key ? `, key ${call.key.slice(0, 12)}…` : "";
+  recordStep(Lane.App, Lane.Provider, `asks the provider to ${providerAsk(call)}${key}`, undefined, call.elapsedMs);
+  const answer =
+    call.status === undefined
+      ? "the provider did not answer"
+      : `the provider answered ${call.status}${call.replayed ? " from its record of this key: no second charge" : ""}`;
   recordStep(Lane.Provider, Lane.App, answer);
 }
 
-/** A ledger movement, written with its business change. */
+/** The ledger's accounts as a shopper would name them. */
+function accountName(account: string): string {
+  if (account === Book.pspClearing) return "the card (the provider owes it)";
+  if (account === Book.sales) return "the shop";
+  if (account === Book.refunds) return "the shop's refunds";
+  if (account === Book.cash) return "cash";
+  return account.startsWith("customer_balance:") ? "the customer's balance" : account;
+}
+
+/** A ledger movement, written with its business change: from the debited account to the credited one, in words. */
 export function traceLedgerMovement(m: Movement & { amountMinor: number }): void {
-  const kind = m.lines.map((l) => `${l.direction} ${l.account}`).join(", ");
-  recordStep(Lane.App, Lane.Database, `ledger movement: ${kind} ${(m.amountMinor / 100).toFixed(2)} ${m.currency}`);
+  const from = m.lines.filter((l) => l.direction === "debit").map((l) => accountName(l.account));
+  const to = m.lines.filter((l) => l.direction === "credit").map((l) => accountName(l.account));
+  recordStep(Lane.App, Lane.Database, `money moved: ${(m.amountMinor / 100).toFixed(2)} ${m.currency} from ${from.join(" and ")} to ${to.join(" and ")} (ledger)`);
 }
 
 const LAB_KEY_PREFIX = labKeyOf("");

@@ -69,8 +69,8 @@ describe("worker crash right after the charge", () => {
     expect(steps).toContainEqual(expect.stringMatching(/^phase "placed" committed \(recovery point\)$/));
     expect(steps).toContainEqual(expect.stringMatching(/^key takeover, fence 2/));
     expect(steps).toContainEqual('phase "placed" skipped: committed by an earlier attempt');
-    expect(steps).toContainEqual(expect.stringMatching(/replayed by the provider$/));
-    expect(steps.filter((s) => s.startsWith("ledger movement:"))).toHaveLength(1);
+    expect(steps).toContainEqual(expect.stringMatching(/from its record of this key: no second charge$/));
+    expect(steps.filter((s) => s.startsWith("money moved:"))).toHaveLength(1);
   });
 });
 

@@ -9,8 +9,11 @@
  * column of their own right of the lanes, wrapped there: a label never
  * crosses a lifeline and is never cut. Rows follow the order; a pause longer
  * than BREAK_MS between two steps is drawn as a visible break ("… 3.0 s …"),
- * so a wait never looks like a step. The table under it is the same content
- * as text (screen readers, tests, copy-paste); both print.
+ * so a wait never looks like a step. A duplicate's wait for the key is drawn
+ * as a bar on the app's lifeline from where it began to where it ended, over
+ * the steps it waited for. The legend explains only what this run shows. The
+ * table under it is the same content as text (screen readers, tests,
+ * copy-paste), folded away by default (opened, it prints with the diagram).
  */
 import type { LabReport } from "./lab-api";
 
@@ -21,17 +24,25 @@ const ALL_LANES = ["browser", "completer", "app", "database", "provider"] as con
 const FONT = 12;
 const LINE = 16;
 const TIME_WIDTH = 56;
-const LANE_GAP = 62;
+/**
+ * Room per lane. A bold label ("completer", the longest, is about 70 px at
+ * 12 px) is wider than a lane, so neighbouring labels sit on two lines in
+ * turn and never meet; the diagram stays narrow enough for half a 1280 px page.
+ */
+const LANE_GAP = 64;
 const LABEL_WIDTH = 204;
 /** Characters per label line at 12 px in the label column. */
 const LABEL_CHARS = 29;
-const HEAD = 30;
+const HEAD = 44;
 const ROW_PAD = 10;
 const BREAK_HEIGHT = 24;
 /** A gap this long between two steps is drawn as a break with its length. */
 const BREAK_MS = 250;
 
-const COLOR = { text: "#1f2328", muted: "#57606a", line: "#8c959f", arrow: "#0b5cad", inside: "#b3261e", completer: "#6639ba", break: "#f3f4f6" };
+const COLOR = { text: "#1f2328", muted: "#57606a", line: "#8c959f", arrow: "#0b5cad", inside: "#b3261e", completer: "#6639ba", break: "#f3f4f6", wait: "#bf8700" };
+
+/** A duplicate's wait for the key, as the middleware reported it (recorded at the moment it began). */
+const WAIT = /^waited (\d+) ms for the key/;
 
 /** Word-wraps `text` to lines of at most `width` characters (a longer word is split, not cut). */
 function wrap(text: string, width: number): string[] {
@@ -58,6 +69,17 @@ export function rebased(steps: Step[]): Step[] {
 
 type Row = { kind: "step"; step: Step; y: number; lines: string[] } | { kind: "break"; y: number; gapMs: number };
 
+/** Where each wait is drawn: from its own row down to the first row at or after its end (the last row if none). */
+function waitBars(rows: Row[]): { from: number; to: number; ms: number }[] {
+  const steps = rows.filter((r): r is Extract<Row, { kind: "step" }> => r.kind === "step");
+  return steps.flatMap((row) => {
+    const ms = Number(WAIT.exec(row.step.label)?.[1] ?? NaN);
+    if (Number.isNaN(ms)) return [];
+    const end = steps.find((r) => r.step.t >= row.step.t + ms && r !== row) ?? steps.at(-1)!;
+    return [{ from: row.y + FONT / 2, to: Math.max(end.y + FONT / 2, row.y + FONT), ms }];
+  });
+}
+
 function layout(steps: Step[]): { rows: Row[]; height: number } {
   const rows: Row[] = [];
   let y = HEAD + 8;
@@ -81,6 +103,7 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
   const lanesRight = TIME_WIDTH + lanes.length * LANE_GAP;
   const width = lanesRight + LABEL_WIDTH;
   const { rows, height } = layout(steps);
+  const waits = waitBars(rows);
   const marker = `arrow-${id}`;
   return (
     <figure className="sequence">
@@ -95,13 +118,18 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
           className="sequence-svg"
           fontSize={FONT}
         >
-          {lanes.map((lane) => (
+          {lanes.map((lane, i) => (
             <g key={lane}>
-              <text x={laneX(lane)} y={18} textAnchor="middle" fontWeight="700" fill={lane === "completer" ? COLOR.completer : COLOR.text}>
+              <text x={laneX(lane)} y={i % 2 === 0 ? 16 : 32} textAnchor="middle" fontWeight="700" fill={lane === "completer" ? COLOR.completer : COLOR.text}>
                 {lane}
               </text>
-              <line x1={laneX(lane)} y1={HEAD} x2={laneX(lane)} y2={height - 4} stroke={COLOR.line} strokeDasharray="4 4" />
+              <line x1={laneX(lane)} y1={i % 2 === 0 ? 20 : HEAD - 8} x2={laneX(lane)} y2={height - 4} stroke={COLOR.line} strokeDasharray="4 4" />
             </g>
+          ))}
+          {waits.map((w, i) => (
+            <rect key={`wait-${i}`} className="sequence-wait" x={laneX("app") - 5} y={w.from} width={10} height={w.to - w.from} fill={COLOR.wait} fillOpacity={0.35} stroke={COLOR.wait}>
+              <title>{`a duplicate waited ${w.ms} ms for the key, from here until the attempt it waited for had finished`}</title>
+            </rect>
           ))}
           {rows.map((row, i) =>
             row.kind === "break" ? (
@@ -125,7 +153,9 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
         </svg>
       </div>
       <figcaption className="visually-hidden">{title}</figcaption>
-      <Legend />
+      <Legend shows={shown(steps, rows, waits.length > 0)} />
+      <details className="steps-details">
+        <summary className="small">Every step as text ({steps.length})</summary>
       <table className="table steps-table">
         <caption className="small muted">{title}: every recorded step, in order (ms after request #1 arrived)</caption>
         <thead>
@@ -149,6 +179,7 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
           ))}
         </tbody>
       </table>
+      </details>
     </figure>
   );
 }
@@ -178,25 +209,40 @@ function StepRow({ row, x1, x2, labelX, marker }: { row: Extract<Row, { kind: "s
   );
 }
 
-function Legend() {
+/** What a legend entry explains, and whether this run shows it. */
+type Shown = { fence: boolean; recoveryPoint: boolean; pause: boolean; loop: boolean; completer: boolean; wait: boolean };
+
+function shown(steps: Step[], rows: Row[], wait: boolean): Shown {
+  return {
+    fence: steps.some((s) => /\bfence \d/.test(s.label)),
+    recoveryPoint: steps.some((s) => s.label.includes("recovery point") || s.label.startsWith("phase ")),
+    pause: rows.some((r) => r.kind === "break"),
+    loop: steps.some((s) => s.from === s.to),
+    completer: steps.some((s) => s.from === "completer" || s.to === "completer"),
+    wait,
+  };
+}
+
+const LEGEND: { show: keyof Shown; term: string; meaning: string }[] = [
+  { show: "wait", term: "a yellow bar", meaning: "a duplicate request waiting for the key, from when it began to when the attempt it waited for had finished; then it gets that attempt's answer." },
+  { show: "fence", term: "fence N", meaning: "how many times the key has been taken up; only the attempt holding the newest fence may write, so a stopped worker that wakes up late changes nothing." },
+  { show: "recoveryPoint", term: "recovery point", meaning: "a phase committed on its own; whoever takes the key over resumes after it and never repeats it (the provider gets the same key again and answers from its record)." },
+  { show: "pause", term: "… 3.0 s …", meaning: "time passing between two steps, drawn as a break: rows follow the order, not the clock." },
+  { show: "loop", term: "a loop on one lane", meaning: "something inside that part, such as the simulated crash." },
+  { show: "completer", term: "purple arrows", meaning: "the completer: the server finishing a key whose client did not come back." },
+];
+
+function Legend({ shows }: { shows: Shown }) {
+  const entries = LEGEND.filter((e) => shows[e.show]);
+  if (entries.length === 0) return null;
   return (
-    <dl className="sequence-legend small">
-      <div>
-        <dt>fence N</dt>
-        <dd>how many times the key has been taken up; only the attempt holding the newest fence may write, so a stopped worker that wakes up late changes nothing.</dd>
-      </div>
-      <div>
-        <dt>recovery point</dt>
-        <dd>a phase committed on its own; whoever takes the key over resumes after it and never repeats it (the provider gets the same key again and answers from its record).</dd>
-      </div>
-      <div>
-        <dt>… 3.0 s …</dt>
-        <dd>time passing between two steps, drawn as a break: rows follow the order, not the clock.</dd>
-      </div>
-      <div>
-        <dt>a loop on one lane</dt>
-        <dd>something inside that part, such as the simulated crash; purple arrows are the completer&apos;s.</dd>
-      </div>
+    <dl className="sequence-legend small" aria-label="What this diagram shows">
+      {entries.map((e) => (
+        <div key={e.term}>
+          <dt>{e.term}</dt>
+          <dd>{e.meaning}</dd>
+        </div>
+      ))}
     </dl>
   );
 }
