@@ -95,6 +95,8 @@ export type Cluster = {
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 15_000;
+/** How often a restart tries again when its port is taken (EADDRINUSE), a second apart. */
+const RESTART_ATTEMPTS = 5;
 
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const log = options.onLog ?? (() => undefined);
@@ -245,7 +247,16 @@ function instanceHandle(name: string, port: number, logPath: string, env: NodeJS
     kill: signal,
     restart: async () => {
       if (running()) throw new Error(`instance ${name} still runs: kill it first`);
-      await start();
+      // The instance's port comes from the ephemeral range: while it was down, the kernel may have lent it to an
+      // outgoing connection as its local port, for as long as that connection lives. Wait that out, a few times.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await start();
+        } catch (error) {
+          if (attempt === RESTART_ATTEMPTS || !String(error).includes("EADDRINUSE")) throw error;
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
+      }
     },
     exited: () => exited,
   };
