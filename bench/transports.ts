@@ -4,6 +4,7 @@
  * test would) or over HTTP through the REST surface. Every call checks its
  * answer, so a benchmark of failing calls cannot pass for a fast one.
  */
+import { idempotencyOutcome } from "@exactly-once/trpc";
 import { createContextInner, restHandlerFor } from "../server/app";
 import { createCallerFactory } from "../server/trpc";
 import { client, serve } from "./http";
@@ -39,7 +40,7 @@ export function inProcess(tenant: Tenant): Transport {
     wrapped: async (key, input) => {
       const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key }));
       const output = await caller.wrapped(input);
-      return { body: JSON.stringify(output), replayed: ctx.response.headers.get("Idempotent-Replayed") === "true" };
+      return { body: JSON.stringify(output), replayed: idempotencyOutcome(ctx)?.decision === "replayed" };
     },
     floor: async (key, input) => {
       await (await call(new Headers({ "Idempotency-Key": key }))).caller.floor(input);
@@ -47,7 +48,7 @@ export function inProcess(tenant: Tenant): Transport {
     recoverable: async (key, input) => {
       const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key }));
       await caller.recoverable(input);
-      if (ctx.response.headers.get("Idempotent-Replayed") === "true") throw new Error("a fresh key was answered as a replay");
+      if (idempotencyOutcome(ctx)?.decision === "replayed") throw new Error("a fresh key was answered as a replay");
     },
     recoverableFloor: async (key, input) => {
       await (await call(new Headers({ "Idempotency-Key": key }))).caller.recoverableFloor(input);

@@ -72,7 +72,7 @@ export const appRouter = router({
 
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);
-const registry = createRegistry(appRouter, createCaller);
+const registry = createRegistry(appRouter);
 instrument.knownProcedures(registry.procedures.filter((p) => p.meta.idempotent).map((p) => p.path));
 
 export const completer = createCompleter({
@@ -104,7 +104,7 @@ export async function createContextInner(options: ContextOptions = {}): Promise<
 
 /** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */
 export const restHandlerFor = (someRouter: AnyRouter) =>
-  createRestHandler({ registry: createRegistry(someRouter, createCallerFactory(someRouter)), createContext: createContextInner });
+  createRestHandler({ registry: createRegistry(someRouter), createContext: createContextInner });
 
 /** REST at /api: the app's procedures, with the lab's webhook edge. */
 export const handleRest = lab.restEdge(createRestHandler({ registry, createContext: createContextInner }));

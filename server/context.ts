@@ -7,7 +7,7 @@
 import type { Sql } from "postgres";
 import type { Db } from "../db/client";
 import type { AdminSession } from "./admin/session";
-import type { IdempotencyRuntime, ResponseSink } from "@exactly-once/trpc";
+import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import type { Completer } from "./keys/completer";
 import type { Logger } from "./logger";
 import type { TenantLimits } from "./tenants/limits";
@@ -44,7 +44,6 @@ export type ContextOptions = {
   headers?: Headers;
   /** Set for server-side callers that already know the tenant (pages, tests, the completer). */
   tenant?: Tenant | null;
-  response?: ResponseSink;
   /** The request body exactly as received, for signature checks (webhooks). */
   rawBody?: string;
 };
@@ -52,8 +51,6 @@ export type ContextOptions = {
 export type Context = AppServices & {
   headers: Headers;
   tenant: Tenant | null;
-  /** What a procedure decided about the HTTP answer beyond its output (the middleware's stored bytes). */
-  response: ResponseSink;
   rawBody: string | undefined;
 };
 
@@ -61,6 +58,5 @@ export const contextOf = (services: AppServices, options: ContextOptions = {}): 
   ...services,
   headers: options.headers ?? new Headers(),
   tenant: options.tenant ?? null,
-  response: options.response ?? { headers: new Headers() },
   rawBody: options.rawBody,
 });

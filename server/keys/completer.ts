@@ -20,8 +20,9 @@ import {
   settleWithinMs as settleWithin,
   type Completer as PackageCompleter,
   type CompletionPolicy,
+  type DueRef,
   type IdempotencyEventSink,
-  type ResponseSink,
+  type KeyOutcome,
 } from "@exactly-once/trpc";
 import type { Sql } from "postgres";
 import { z } from "zod";
@@ -40,16 +41,16 @@ export type { KeyOutcome, RunOptions } from "@exactly-once/trpc";
 export const settleWithinMs = (policy: CompletionPolicy = completionPolicy(env.COMPLETER_INTERVAL_MS)) =>
   settleWithin(policy, env.IDEMPOTENCY_LEASE_MS, env.COMPLETER_INTERVAL_MS);
 
-/** A caller's context for one attempt: the key's tenant, its Idempotency-Key, the sink the middleware writes to. */
-type AttemptContext = { tenant: { id: string; name: string }; headers: Headers; response: ResponseSink };
+/** A caller's context for one attempt: the key's tenant and its Idempotency-Key. */
+type AttemptContext = { tenant: { id: string; name: string }; headers: Headers };
 
 export type CompleterParts<TCtx> = {
   registry: ProcedureRegistry<TCtx>;
   createContext: (options: AttemptContext) => Promise<TCtx>;
   sql: () => Sql;
   onEvent: IdempotencyEventSink;
-  /** Wraps every attempt (the failure lab records one on a lab run's key into that run). */
-  around?: (key: string, response: ResponseSink, attempt: () => Promise<unknown>) => Promise<unknown>;
+  /** Wraps every attempt on a key (the failure lab records one on a lab run's key into that run). */
+  around?: (due: DueRef, attempt: () => Promise<KeyOutcome>) => Promise<KeyOutcome>;
 };
 
 export type Completer = PackageCompleter & {
@@ -78,12 +79,11 @@ export function createCompleter<TCtx>(parts: CompleterParts<TCtx>): Completer {
     policy: completionPolicy(env.COMPLETER_INTERVAL_MS),
     onEvent: parts.onEvent,
     log: logger,
-    aroundKey: instrument.completerRun,
+    aroundKey: (due, run) => instrument.completerRun(due.procedure, () => (parts.around ? parts.around(due, run) : run())),
     rerun: async (due, call) => {
       const input = wireInput(resumables.get(due.procedure)!, due.input);
-      const ctx = await parts.createContext({ tenant: { id: due.tenantId, name: due.tenantId }, ...call });
-      const attempt = () => parts.registry.call(ctx, due.procedure, input);
-      return parts.around ? parts.around(due.key, call.response, attempt) : attempt();
+      const ctx = await parts.createContext({ tenant: { id: due.tenantId, name: due.tenantId }, headers: call.headers });
+      return parts.registry.byPath(due.procedure)!.call(ctx, input);
     },
   });
   return { ...completer, resumableProcedures: () => [...resumables.keys()] };

@@ -7,6 +7,7 @@
  * the core imports the lab. `enabled` (demo mode) is read per request: only
  * the edges enter a lab run, and every other hook is a no-op outside one.
  */
+import type { DueRef, KeyOutcome } from "@exactly-once/trpc";
 import type { ProviderPlugin } from "../payments/provider";
 import { throughLab, webhookThroughLab } from "./edge";
 import { crashAfterCharge, outageTransport, runtimeForRun } from "./faults";
@@ -29,7 +30,6 @@ export function createLabPlugin(enabled: () => boolean) {
       (handle: Handler): Handler =>
       (req) =>
         webhookThroughLab(enabled, req, handle),
-    aroundCompleterAttempt: <T>(key: string, response: Parameters<typeof traceCompleterAttempt>[2], attempt: () => Promise<T>) =>
-      traceCompleterAttempt(enabled, key, response, attempt),
+    aroundCompleterAttempt: (due: DueRef, attempt: () => Promise<KeyOutcome>) => traceCompleterAttempt(enabled, due.key, attempt),
   };
 }

@@ -6,7 +6,7 @@
  * outside a lab run, so production paths pay one AsyncLocalStorage lookup
  * and nothing else.
  */
-import { IdempotencyEventType, REPLAYED_HEADER, type IdempotencyEvent, type ResponseSink } from "@exactly-once/trpc";
+import { IdempotencyEventType, type IdempotencyEvent, type KeyOutcome } from "@exactly-once/trpc";
 import { Book, type Movement } from "../ledger/post";
 import type { ObservedCall as ProviderCall } from "../psp/client";
 import { findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";
@@ -69,28 +69,38 @@ export function traceLedgerMovement(m: Movement & { amountMinor: number }): void
 
 const LAB_KEY_PREFIX = labKeyOf("");
 
+/** The last step of a completer's attempt, in words; none when the attempt threw. */
+function completerStep(outcome: KeyOutcome | undefined): string {
+  switch (outcome?.outcome) {
+    case "completed":
+      return `result stored (${outcome.status}): a retry gets it replayed`;
+    case "not_ours":
+      return outcome.detail === "already finished" ? "already finished by another attempt: nothing to do" : "another attempt holds the key: that one finishes it";
+    case "needs_attention":
+      return "not finished: the key needs an operator's attention";
+    default:
+      return "not finished: the completer tries again later";
+  }
+}
+
 /**
  * The completer's attempt on a lab run's key, recorded into that run under a
  * lane of its own: its takeover, skipped phases, provider call and ledger
  * movement are then drawn like a client's, so a crash the completer finished
- * before the browser came back tells its whole story. `response` is what the
- * attempt answered (status, and whether it was a replay).
+ * before the browser came back tells its whole story, ending with what the
+ * completer made of the attempt.
  */
-export async function traceCompleterAttempt<T>(enabled: () => boolean, key: string, response: ResponseSink, attempt: () => Promise<T>): Promise<T> {
+export async function traceCompleterAttempt(enabled: () => boolean, key: string, attempt: () => Promise<KeyOutcome>): Promise<KeyOutcome> {
   // The prefix first: outside the lab (every real key) nothing else is looked at.
   const run = key.startsWith(LAB_KEY_PREFIX) && enabled() ? await findRun(key.slice(LAB_KEY_PREFIX.length)) : undefined;
   if (!run) return attempt();
   return withinRun(run, async () => {
     recordStep(Lane.Completer, Lane.App, "completer takes the key up: its lease ran out with no client finishing it");
+    let outcome: KeyOutcome | undefined;
     try {
-      return await attempt();
+      return (outcome = await attempt());
     } finally {
-      const replayed = response.headers.get(REPLAYED_HEADER) === "true";
-      recordStep(
-        Lane.App,
-        Lane.Completer,
-        response.status === undefined ? "not finished: the completer tries again later" : replayed ? "already finished by another attempt: nothing to do" : `result stored (${response.status}): a retry gets it replayed`,
-      );
+      recordStep(Lane.App, Lane.Completer, completerStep(outcome));
       await stepsWritten(run.id);
     }
   });

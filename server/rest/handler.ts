@@ -2,14 +2,15 @@
  * The REST adapter: a fetch handler that calls the same tRPC procedures and
  * speaks plain JSON and application/problem+json.
  *
- * For idempotent procedures it sends the bytes the idempotency middleware
- * stored, so a replay is byte-identical to the first answer (plus
- * `Idempotent-Replayed: true`).
+ * For idempotent procedures it answers with what the idempotency middleware
+ * decided: the bytes it stored, so a replay is byte-identical to the first
+ * answer, and the decision's headers (`Idempotent-Replayed: true`, a 409's
+ * `Retry-After`).
  */
 import type { ContextOptions } from "../context";
 import { DomainError, fewErrors, namedFields, publicProblem } from "../errors";
 import { problemOf } from "../problems";
-import type { ResponseSink } from "@exactly-once/trpc";
+import { idempotencyOutcome } from "@exactly-once/trpc";
 import type { ProcedureRegistry } from "../registry";
 import { readJsonBody } from "./body";
 import { HEADER, problemResponse, send } from "./respond";
@@ -35,18 +36,13 @@ type Entrance<TCtx> = { registry: ProcedureRegistry<TCtx>; createContext: (optio
  */
 export function createRestHandler<TCtx>({ registry, createContext }: Entrance<TCtx>, prefix = "/api") {
   const routes = buildRoutes(registry.procedures);
-  return (req: Request) => handle(req, prefix, routes, (options, path, input) => createContext(options).then((ctx) => registry.call(ctx, path, input)));
+  return (req: Request) => handle(req, prefix, routes, createContext);
 }
 
-async function handle(
-  req: Request,
-  prefix: string,
-  routes: Route[],
-  call: (options: ContextOptions, path: string, input: unknown) => Promise<unknown>,
-): Promise<Response> {
+async function handle<TCtx>(req: Request, prefix: string, routes: Route<TCtx>[], createContext: Entrance<TCtx>["createContext"]): Promise<Response> {
   const url = new URL(req.url);
   const path = url.pathname.slice(prefix.length) || "/";
-  let match: ReturnType<typeof matchRoute>;
+  let match: ReturnType<typeof matchRoute<TCtx>>;
   try {
     match = matchRoute(routes, req.method, path);
   } catch {
@@ -63,7 +59,6 @@ async function handle(
     );
   }
   const { route, params } = match;
-  const sink: ResponseSink = { headers: new Headers() };
   try {
     const body = route.rest.method === "GET" ? undefined : await readJsonBody(req);
     const rawBody = body?.text;
@@ -78,12 +73,21 @@ async function handle(
       });
     }
     const input = { ...fields, ...params };
-    const output = await call({ headers: req.headers, response: sink, rawBody }, route.procedure, input);
-    if (sink.body !== undefined) return send(sink.status ?? 200, sink.body, sink.headers);
-    return send(route.rest.status ?? 200, JSON.stringify(output), sink.headers);
+    const output = await route.call(await createContext({ headers: req.headers, rawBody }), input);
+    const stored = storedAnswer(req);
+    if (stored) return stored;
+    return send(route.rest.status ?? 200, JSON.stringify(output), new Headers());
   } catch (error) {
     // A stored outcome (a decline, a refusal) goes out exactly as stored.
-    if (sink.body !== undefined && sink.status !== undefined) return send(sink.status, sink.body, sink.headers);
-    return problemResponse(publicProblem(error, { procedure: route.procedure }), sink.headers);
+    const stored = storedAnswer(req);
+    if (stored) return stored;
+    return problemResponse(publicProblem(error, { procedure: route.procedure }), new Headers(idempotencyOutcome(req)?.headers));
   }
+}
+
+/** The answer the idempotency middleware stored for this request (run now or replayed), byte for byte, with its headers. */
+function storedAnswer(req: Request): Response | undefined {
+  const outcome = idempotencyOutcome(req);
+  if (outcome?.decision === "refused" || !outcome?.stored) return undefined;
+  return send(outcome.stored.status, outcome.stored.body, new Headers(outcome.headers));
 }

@@ -6,33 +6,34 @@
 import type { RegisteredProcedure } from "../registry";
 import type { RestMeta } from "../meta";
 
-export type Route = {
+export type Route<TCtx = never> = {
   procedure: string;
+  call: RegisteredProcedure<TCtx>["call"];
   rest: RestMeta;
   idempotent: boolean;
   pattern: RegExp;
   params: string[];
-  input: RegisteredProcedure["input"];
+  input: RegisteredProcedure<TCtx>["input"];
   output: unknown;
 };
 
-export function buildRoutes(procedures: RegisteredProcedure[]): Route[] {
-  const routes: Route[] = [];
-  for (const { path: procedure, meta, input, output } of procedures) {
+export function buildRoutes<TCtx>(procedures: RegisteredProcedure<TCtx>[]): Route<TCtx>[] {
+  const routes: Route<TCtx>[] = [];
+  for (const { path: procedure, meta, input, output, call } of procedures) {
     if (!meta.rest) continue;
     const params: string[] = [];
     const source = meta.rest.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, (_, name: string) => {
       params.push(name);
       return "([^/]+)";
     });
-    routes.push({ procedure, rest: meta.rest, idempotent: meta.idempotent === true, pattern: new RegExp(`^${source}$`), params, input, output });
+    routes.push({ procedure, call, rest: meta.rest, idempotent: meta.idempotent === true, pattern: new RegExp(`^${source}$`), params, input, output });
   }
   return routes;
 }
 
-export type Match = { route: Route; params: Record<string, string> } | { methods: string[] } | undefined;
+export type Match<TCtx> = { route: Route<TCtx>; params: Record<string, string> } | { methods: string[] } | undefined;
 
-export function matchRoute(routes: Route[], method: string, path: string): Match {
+export function matchRoute<TCtx>(routes: Route<TCtx>[], method: string, path: string): Match<TCtx> {
   const methods: string[] = [];
   for (const route of routes) {
     const m = route.pattern.exec(path);

@@ -2,11 +2,11 @@
  * The router every adapter here serves: one atomic mutation, as the
  * package guide's "Wrap a mutation" writes it. What differs per adapter is
  * only how a request becomes the context the middleware reads (its headers
- * as a `Headers`, the scope of its keys, where the middleware says what it
- * did) and how the middleware's headers reach the answer (`responseMeta`):
- * `contextOf` and `answerHeaders` below, used by all three.
+ * as a `Headers` and the scope of its keys) and how the headers of what the
+ * middleware decided reach the answer (`responseMeta`): `contextOf` and
+ * `answerHeaders` below, used by all three.
  */
-import { createIdempotencyProcedures, createRuntime, type IdempotencyContext } from "@exactly-once/trpc";
+import { createIdempotencyProcedures, createRuntime, idempotencyHeaders, type IdempotencyContext } from "@exactly-once/trpc";
 import { initTRPC } from "@trpc/server";
 import type { Sql } from "postgres";
 import { z } from "zod";
@@ -29,7 +29,7 @@ export function createRouter(sql: Sql) {
 export type AppRouter = ReturnType<typeof createRouter>;
 
 /** The context the middleware reads; keys are scoped by tenant (one constant scope in a single-tenant app). */
-export const contextOf = (headers: Headers): IdempotencyContext => ({ headers, tenant: { id: "example" }, response: { headers: new Headers() } });
+export const contextOf = (headers: Headers): IdempotencyContext => ({ headers, tenant: { id: "example" } });
 
 /** Node's request headers (Express, Fastify) as the `Headers` the middleware reads. */
 export function headersOf(raw: Record<string, string | string[] | undefined>): Headers {
@@ -38,8 +38,8 @@ export function headersOf(raw: Record<string, string | string[] | undefined>): H
   return headers;
 }
 
-/** What `responseMeta` sends: the middleware's headers (`Idempotent-Replayed: true` on a replay). */
-export const answerHeaders = ({ ctx }: { ctx?: IdempotencyContext }) => ({ headers: ctx ? Object.fromEntries(ctx.response.headers) : {} });
+/** What `responseMeta` sends: the headers of what the middleware decided (`Idempotent-Replayed: true` on a replay). */
+export const answerHeaders = ({ ctx }: { ctx?: IdempotencyContext }) => ({ headers: idempotencyHeaders(ctx) });
 
 export async function createTables(sql: Sql): Promise<void> {
   await sql`create table if not exists deposits (id bigserial primary key, key text not null, account text not null, amount integer not null)`;

@@ -1,9 +1,10 @@
 /**
  * The HTTP side: tRPC's standalone adapter. The context carries what the
- * middleware needs (the request's headers, the scope of its keys, where it
- * says what it did), and `responseMeta` sends the middleware's headers
- * (`Idempotent-Replayed: true` on a replay) with the answer.
+ * middleware needs (the request's headers and the scope of its keys), and
+ * `responseMeta` sends the headers of what the middleware decided
+ * (`Idempotent-Replayed: true` on a replay, a 409's `Retry-After`).
  */
+import { idempotencyHeaders } from "@exactly-once/trpc";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import type { AppRouter } from "./app.js";
 
@@ -14,8 +15,8 @@ export function createServer(router: AppRouter) {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
       // Keys are scoped by tenant; a single-tenant app passes one constant scope.
-      return { headers, tenant: { id: "example" }, response: { headers: new Headers() } };
+      return { headers, tenant: { id: "example" } };
     },
-    responseMeta: ({ ctx }) => ({ headers: ctx ? Object.fromEntries(ctx.response.headers) : {} }),
+    responseMeta: ({ ctx }) => ({ headers: idempotencyHeaders(ctx) }),
   });
 }

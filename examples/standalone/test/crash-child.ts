@@ -17,5 +17,5 @@ const app = createApp(sql, {
     return new Promise(() => {});
   },
 }, { leaseMs: 1_000 });
-const caller = app.createCaller({ headers: new Headers({ "Idempotency-Key": key }), tenant: { id: "example" }, response: { headers: new Headers() } });
+const caller = app.createCaller({ headers: new Headers({ "Idempotency-Key": key }), tenant: { id: "example" } });
 await caller.pay({ amount: 2500, to: "acct_crash" });

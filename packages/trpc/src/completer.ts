@@ -17,8 +17,8 @@ import { claimDue, giveUp, markCompletedByCompleter, recordCompleterFailure, sto
 import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors.js";
 import { IdempotencyEventType } from "./events.js";
 import { IDEMPOTENCY_KEY_HEADER } from "./key.js";
-import { REPLAYED_HEADER } from "./procedures.js";
-import type { IdempotencyEventSink, ResponseSink } from "./types.js";
+import { idempotencyOutcome } from "./outcome.js";
+import type { IdempotencyEventSink } from "./types.js";
 
 export type { CompletionPolicy } from "./completion.js";
 
@@ -31,13 +31,17 @@ export class NotResumableError extends Error {
   override readonly name = "NotResumableError";
 }
 
+/** A key the completer takes up. */
+export type DueRef = { tenantId: string; key: string; procedure: string };
+
 /**
  * Runs the key's procedure again: as `due.tenantId`, with `input` (the
- * stored canonical input) and with `call.headers` (they carry the key) and
- * `call.response` (where the middleware says what it stored) in the
- * procedure's context, the way the app's own server-side caller does.
+ * stored canonical input) and with `call.headers` (they carry the key) as
+ * the headers of the procedure's context, the way the app's own server-side
+ * caller does. The completer reads what the middleware decided under those
+ * headers (`idempotencyOutcome`).
  */
-export type Rerun = (due: { tenantId: string; key: string; procedure: string; input: unknown }, call: { headers: Headers; response: ResponseSink }) => Promise<unknown>;
+export type Rerun = (due: DueRef & { input: unknown }, call: { headers: Headers }) => Promise<unknown>;
 
 /** Pino-style: fields first, then the message. */
 type Log = Record<"debug" | "info" | "warn" | "error", (fields: Record<string, unknown>, message: string) => void>;
@@ -51,8 +55,8 @@ export type CompleterOptions = {
   policy?: Partial<CompletionPolicy>;
   onEvent?: IdempotencyEventSink;
   log?: Log;
-  /** Wraps the handling of one key (a trace span, a metric of outcomes). */
-  aroundKey?: (procedure: string, run: () => Promise<KeyOutcome>) => Promise<KeyOutcome>;
+  /** Wraps the handling of one key (a trace span, a metric of outcomes, a lab run's record). */
+  aroundKey?: (due: DueRef, run: () => Promise<KeyOutcome>) => Promise<KeyOutcome>;
 };
 
 /** What one attempt on one key came to. */
@@ -141,29 +145,29 @@ export function createCompleter(options: CompleterOptions): Completer {
     }
     event(IdempotencyEventType.CompleterAttempt);
 
-    const response: ResponseSink = { headers: new Headers() };
+    const call = { headers: new Headers({ [IDEMPOTENCY_KEY_HEADER]: due.key }) };
     let failure: unknown;
     try {
-      await options.rerun({ tenantId: due.tenantId, key: due.key, procedure: due.procedure, input }, { headers: new Headers({ [IDEMPOTENCY_KEY_HEADER]: due.key }), response });
+      await options.rerun({ tenantId: due.tenantId, key: due.key, procedure: due.procedure, input }, call);
     } catch (error) {
       failure = error;
     }
-    const replayed = response.headers.get(REPLAYED_HEADER) === "true";
-    if (response.status !== undefined && !replayed) {
+    const decided = idempotencyOutcome(call);
+    if (decided?.decision === "executed" && decided.stored) {
       // The middleware stored this attempt's result (a success or a final refusal).
       await markCompletedByCompleter(sql, ref);
-      log.info({ ...fields, status: response.status }, "completer: finished a key its client left");
-      return { ...ref, outcome: "completed", status: response.status };
+      log.info({ ...fields, status: decided.stored.status }, "completer: finished a key its client left");
+      return { ...ref, outcome: "completed", status: decided.stored.status };
     }
     if (failure instanceof NotResumableError) return needsAttention(failure.message);
-    const cause = failure instanceof TRPCError ? failure.cause : undefined;
-    if (replayed || cause instanceof IdempotencyKeyInProgressError || cause instanceof IdempotencyLeaseLostError) {
+    const problem = decided?.decision === "refused" ? decided.problem : undefined;
+    if (decided?.decision === "replayed" || problem instanceof IdempotencyKeyInProgressError || problem instanceof IdempotencyLeaseLostError) {
       // A client retry or another instance got there first: nothing to do, nothing to alarm anyone about.
-      const detail = replayed ? "already finished" : "held by another attempt";
+      const detail = decided?.decision === "replayed" ? "already finished" : "held by another attempt";
       log.debug({ ...fields, detail }, "completer: lost the key to another attempt");
       return { ...ref, outcome: "not_ours", detail };
     }
-    if (cause instanceof IdempotencyKeyMismatchError) return needsAttention("the stored request no longer matches the key's fingerprint");
+    if (problem instanceof IdempotencyKeyMismatchError) return needsAttention("the stored request no longer matches the key's fingerprint");
     const detail = describe(failure);
     const { gaveUp } = await recordCompleterFailure(sql, ref, detail, policy.maxAttempts);
     if (gaveUp) {
@@ -188,8 +192,8 @@ export function createCompleter(options: CompleterOptions): Completer {
       limit: run.limit ?? 20,
       ...definedOnly({ tenantId: run.tenantId, key: run.key, force: run.force }),
     });
-    const around = options.aroundKey ?? ((_procedure: string, go: () => Promise<KeyOutcome>) => go());
-    return Promise.all(due.map((d) => around(d.procedure, () => runKey(sql, d, policy))));
+    const around = options.aroundKey ?? ((_due: DueRef, go: () => Promise<KeyOutcome>) => go());
+    return Promise.all(due.map((d) => around({ tenantId: d.tenantId, key: d.key, procedure: d.procedure }, () => runKey(sql, d, policy))));
   };
 
   /**

@@ -21,18 +21,17 @@ import { runAtomic, type Settled } from "./atomic.js";
 import { fingerprint } from "./canonical.js";
 import { IdempotencyError } from "./errors.js";
 import { readIdempotencyKey } from "./key.js";
+import { noteOutcome, refusalOf, refused, REPLAYED_HEADER, type IdempotencyOutcome } from "./outcome.js";
 import { runRecoverable } from "./recoverable.js";
 import { KeyState } from "./states.js";
 import type { Decidable } from "./store.js";
-import type { IdempotencyContext, IdempotencyRuntime, ProcedureOptions, StoredResponse } from "./types.js";
+import type { IdempotencyContext, IdempotencyRuntime, ProcedureOptions } from "./types.js";
 
 /** A recoverable holder renews its lease for at most this many leases unless told otherwise (ProcedureOptions.maxHoldMs). */
 const MAX_HOLD_LEASES = 10;
 
 /** The status a stored success is replayed with: the REST route's (trpc-to-openapi style meta), else 200. */
 export type IdempotencyMeta = { rest?: { status?: number } };
-
-export const REPLAYED_HEADER = "Idempotent-Replayed";
 
 /**
  * `runtime`: one for every call, or read from each call's context, so an
@@ -72,44 +71,51 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
     };
   }
 
-  function respond(ctx: IdempotencyContext, stored: StoredResponse | undefined, replayed: boolean) {
-    if (!stored) return;
-    ctx.response.status = stored.status;
-    ctx.response.body = stored.body;
-    if (replayed) ctx.response.headers.set(REPLAYED_HEADER, "true");
-  }
-
-  function replay(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, a: Attempt, row: Decidable) {
+  function replay(runtime: IdempotencyRuntime<TTx>, ctx: TCtx, a: Attempt, row: Decidable) {
     const stored = { status: row.responseStatus!, body: row.responseBody! };
     a.event("replayed", { status: stored.status, fence: row.fence });
-    respond(ctx, stored, true);
-    if (row.state === KeyState.Completed) return { ok: true as const, data: JSON.parse(stored.body) as unknown, marker: middlewareMarker, ctx };
-    return { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker };
+    const outcome: IdempotencyOutcome = { procedure: a.procedure, decision: "replayed", stored, headers: { [REPLAYED_HEADER]: "true" } };
+    if (row.state === KeyState.Completed) return { outcome, result: { ok: true as const, data: JSON.parse(stored.body) as unknown, marker: middlewareMarker, ctx } };
+    return { outcome, result: { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker } };
   }
 
-  function answer<R>(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, a: Attempt, acquired: { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: Decidable }) {
-    if (acquired.kind === "replay") return replay(runtime, ctx, a, acquired.row);
-    respond(ctx, acquired.value.stored, false);
-    return acquired.value.result;
+  type Acquired<R> = { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: Decidable };
+
+  /**
+   * Runs one attempt and notes what was decided for the request (see
+   * outcome.ts); a refusal (a missing key, a mismatch, a key in progress or
+   * lost) is noted and thrown on to tRPC.
+   */
+  async function decide<R>(ctx: TCtx, path: string, input: unknown, options: ProcedureOptions, run: (r: IdempotencyRuntime<TTx>, a: Attempt) => Promise<Acquired<R>>) {
+    try {
+      const r = runtimeOf(ctx);
+      const a = attempt(r, ctx, path, input, options);
+      const acquired = await run(r, a);
+      if (acquired.kind === "replay") {
+        const { outcome, result } = replay(r, ctx, a, acquired.row);
+        noteOutcome(ctx, outcome);
+        return result;
+      }
+      noteOutcome(ctx, { procedure: path, decision: "executed", stored: acquired.value.stored, headers: {} });
+      return acquired.value.result;
+    } catch (error) {
+      const problem = refusalOf(error);
+      if (problem) noteOutcome(ctx, refused(path, problem));
+      throw error;
+    }
   }
 
   return {
     /** Handler writes go through `ctx.idempotency.tx` and commit with the stored result. */
     atomic: (options: ProcedureOptions = {}) =>
-      t.procedure.use(async ({ ctx, meta, path, input, next }) => {
+      t.procedure.use(({ ctx, meta, path, input, next }) =>
         // tRPC hands the middleware its context as a simplified copy of TCtx's type.
-        const r = runtimeOf(ctx as TCtx);
-        const a = attempt(r, ctx, path, input, options);
-        const acquired = await runAtomic(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }));
-        return answer(r, ctx, a, acquired);
-      }),
+        decide(ctx as TCtx, path, input, options, (r, a) => runAtomic(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }))),
+      ),
     /** Handlers call out between `ctx.idempotency.phase(...)`s, with `ctx.idempotency.downstreamKey`. */
     recoverable: (options: ProcedureOptions = {}) =>
-      t.procedure.use(async ({ ctx, meta, path, input, next }) => {
-        const r = runtimeOf(ctx as TCtx);
-        const a = attempt(r, ctx, path, input, options);
-        const acquired = await runRecoverable(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }));
-        return answer(r, ctx, a, acquired);
-      }),
+      t.procedure.use(({ ctx, meta, path, input, next }) =>
+        decide(ctx as TCtx, path, input, options, (r, a) => runRecoverable(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }))),
+      ),
   };
 }

@@ -3,11 +3,12 @@ import type { TRPCError } from "@trpc/server";
 import type { ReservedSql, Sql } from "postgres";
 import type { IdempotencyEvent } from "./events.js";
 
-/** Where a transport picks up the exact stored bytes (REST sends them verbatim) and headers. */
-export type ResponseSink = { status?: number; body?: string; headers: Headers };
-
-/** What the middleware reads from the app's context: keys are scoped by tenant. */
-export type IdempotencyContext = { headers: Headers; tenant: { id: string }; response: ResponseSink };
+/**
+ * What the middleware reads from the app's context: the request's headers
+ * (the Idempotency-Key) and the scope keys live in (a tenant: the same key
+ * from two tenants is two operations).
+ */
+export type IdempotencyContext = { headers: Headers; tenant: { id: string } };
 
 /**
  * Where key events go. `request`: the context of the tRPC call the event
