@@ -20,6 +20,14 @@ module.exports = {
       to: { path: "^server/" },
     },
     {
+      name: "root-opens-the-pool",
+      comment:
+        "The pool is opened and handed out by the composition root (server/app.ts, with start-up and the pool's settings): every other part of server/ gets it, its transactions and held connections through the context or a factory's parameter, and may import db/client.ts for its types only.",
+      severity: "error",
+      from: { path: "^server/", pathNot: "^server/(app|startup|database)\\.ts$" },
+      to: { path: "^db/client\\.ts$", dependencyTypesNot: ["type-only"] },
+    },
+    {
       name: "lab-is-a-leaf",
       comment: "Only the composition root plugs the failure lab in; nothing on the money path (or any other part of the app) names it. The lab's own page may use its scenarios.",
       severity: "error",

@@ -1,11 +1,11 @@
 /**
  * Expiry under load: writers (the wrapped mutation, in-process) alone, then
- * the same writers while `deleteExpiredKeys` works through 300,000 expired
+ * the same writers while `deleteExpired` works through 300,000 expired
  * keys. The ratio is the writers' throughput with the cleanup running over
  * without it (target ≥ 0.9), and the cleanup's own rate.
  */
 import type { Sql } from "postgres";
-import { deleteExpiredKeys } from "../server/keys/runtime";
+import { deleteExpired } from "../server/app";
 import { drive, type Load } from "./measure";
 import { inputFor } from "./scenarios";
 import type { Transport } from "./transports";
@@ -28,7 +28,7 @@ export async function runCleanupBench(sql: Sql, t: Transport, load: Load): Promi
   // The same amount of expired keys for the second window; the first batch was left in place.
   const started = performance.now();
   let deleted = 0;
-  const cleanup = deleteExpiredKeys().then((n) => {
+  const cleanup = deleteExpired().then((n) => {
     deleted = n;
     return performance.now() - started;
   });

@@ -13,12 +13,12 @@
  */
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import { drizzleOn, type Db } from "../db/client";
+import type { Database, Db } from "../db/client";
 import { ledgerEntries, payments, PaymentStatus } from "../db/schema";
 import { fingerprint, IDEMPOTENCY_KEY_HEADER, KeyState } from "@exactly-once/trpc";
 import { newId } from "../server/ids";
 import type { RestMeta } from "../server/meta";
-import type { ReservedSql, Sql } from "postgres";
+import type { ReservedSql } from "postgres";
 import { idempotentProcedure, recoverableProcedure, router, tenantProcedure } from "../server/trpc";
 
 export const paymentInput = z.object({
@@ -73,15 +73,15 @@ const callOut = async (_downstreamKey: string) => undefined;
  * with COMMIT: the floors' own transaction.
  */
 async function inFloorTransaction(
-  ctx: { sql: Sql; tenant: { id: string } },
+  ctx: { pool: Database; tenant: { id: string } },
   input: PaymentInput,
   key: string,
   keyRow: (conn: ReservedSql, output: Awaited<ReturnType<typeof recordPayment>>) => PromiseLike<unknown>,
 ) {
-  const conn = await ctx.sql.reserve();
+  const conn = await ctx.pool.reserve();
   try {
     await conn.unsafe("begin");
-    const output = await recordPayment(drizzleOn(conn), ctx.tenant.id, input, newId("pay"), { idempotencyKey: key });
+    const output = await recordPayment(ctx.pool.drizzleOn(conn), ctx.tenant.id, input, newId("pay"), { idempotencyKey: key });
     await Promise.all([keyRow(conn, output), conn.unsafe("commit")]);
     return output;
   } catch (error) {
@@ -98,7 +98,7 @@ export const benchRouter = router({
     .input(paymentInput)
     .mutation(({ ctx, input }) => {
       const id = newId("pay");
-      return ctx.db.transaction((tx) => recordPayment(tx, ctx.tenant.id, input, id, { eventId: `bench_${id}` }));
+      return ctx.pool.transaction((tx) => recordPayment(tx, ctx.tenant.id, input, id, { eventId: `bench_${id}` }));
     }),
   wrapped: idempotentProcedure(paymentInput)
     .meta(rest("POST", "/bench/wrapped", 201))

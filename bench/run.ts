@@ -23,7 +23,7 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { closeDatabase, openDatabase } from "../db/client";
 import { env } from "../server/env";
-import { flushEvents } from "../server/keys/events";
+import { eventLog } from "../server/app";
 import { logger } from "../server/logger";
 import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase } from "../tests/support/database";
@@ -113,7 +113,7 @@ async function main() {
     // Event batches are written at the window's edges, so each window pays for its own events (replay counts keep their minute).
     if (values.statements) await enableStatements(probe);
     const also = () => (redis ? [redis.pid] : []);
-    const load: Load = { ...base, cpu: cpuProbe(probe, () => flushEvents({ replays: false }), { statements: values.statements, also }) };
+    const load: Load = { ...base, cpu: cpuProbe(probe, () => eventLog.flush({ replays: false }), { statements: values.statements, also }) };
     const [{ version } = { version: "?" }] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
     const { tenant, token } = await createTenant(db, "bench");
     const tenantWithToken = { ...tenant, token };
@@ -167,7 +167,7 @@ async function main() {
     if (!values["no-admin"]) await runAdminBench(sql);
   } finally {
     await redis?.close();
-    await flushEvents();
+    await eventLog.flush();
     await probe.end();
     await closeDatabase();
     await fresh.dispose();

@@ -1,12 +1,12 @@
 /**
  * `npm run bench -- --sweep`: what the expiry sweep costs at scale. One
  * million expired keys, then eight writers (the wrapped mutation,
- * in-process) for a window alone and then for as long as `deleteExpiredKeys`
+ * in-process) for a window alone and then for as long as `deleteExpired`
  * takes to delete all of them in its throttled batches. Prints the sweep's
  * rate and the writers' throughput and p99 with and without it.
  */
 import type { Sql } from "postgres";
-import { deleteExpiredKeys } from "../server/keys/runtime";
+import { deleteExpired } from "../server/app";
 import { drive, median, percentile, type Load } from "./measure";
 import { inputFor } from "./scenarios";
 import type { Transport } from "./transports";
@@ -38,7 +38,7 @@ export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired:
   const started = performance.now();
   let cleanupMs: number | undefined;
   let deleted = 0;
-  const cleanup = deleteExpiredKeys().then((n) => {
+  const cleanup = deleteExpired().then((n) => {
     deleted = n;
     cleanupMs = performance.now() - started;
   });

@@ -9,9 +9,38 @@ import postgres, { type ReservedSql, type Sql, type TransactionSql } from "postg
 import * as schema from "./schema";
 
 export type Db = PostgresJsDatabase<typeof schema>;
-export type Database = { sql: Sql; db: Db; url: string };
+/**
+ * The pool with the ways the app holds a connection for itself, each of which
+ * counts the connection while held (a transaction also sets the limits of
+ * db/limits.ts first; the middleware sets them itself on its reservations):
+ * the app's code takes connections only through these, never through
+ * `sql.reserve()`, `sql.begin()` or Drizzle's `db.transaction()` (lint rule).
+ */
+export type Database = {
+  sql: Sql;
+  db: Db;
+  url: string;
+  /** A connection of the caller's own until it releases it (the idempotency middleware's key transactions). */
+  reserve: () => Promise<ReservedSql>;
+  /** A postgres-js transaction that sets the limits first. */
+  begin: <T>(work: (tx: TransactionSql) => Promise<T>) => Promise<T>;
+  /** The same transaction, as Drizzle. */
+  transaction: <T>(work: (tx: Db) => Promise<T>) => Promise<T>;
+  /** Drizzle over a connection the caller holds (a reservation, a transaction), with the pool's relational schema. */
+  drizzleOn: (connection: ReservedSql | TransactionSql) => Db;
+  /**
+   * Connections held right now by a reservation or a transaction (the pool
+   * gauge reads it when scraped). Each holds exactly one connection that
+   * nothing else can use meanwhile, so these are counted exactly. A single
+   * statement sent to the pool is not: postgres-js pipelines such statements
+   * onto connections that others may be using too, and tells neither which
+   * connection one went to nor how many are open or idle (it has no pool
+   * statistics).
+   */
+  held: () => number;
+};
 
-type Holder = { __eoDatabase?: Database; __eoReplica?: Sql; __eoHeldConnections?: { count: number } };
+type Holder = { __eoDatabase?: Database; __eoReplica?: Sql };
 const holder = globalThis as Holder;
 
 /**
@@ -21,99 +50,6 @@ const holder = globalThis as Holder;
  */
 export type OpenOptions = { max?: number; pooled?: boolean; beginWith?: string };
 
-/** No statement of a transaction waits longer than this for a lock; it is also how long a duplicate request waits on a key another request is completing. */
-export const LOCK_TIMEOUT_MS = 10_000;
-
-/**
- * A safety net, not a mechanism: PostgreSQL ends a session left idle inside a
- * transaction this long, so a transaction the app abandoned (neither COMMIT
- * nor ROLLBACK reached the server) cannot keep its idempotency key's advisory
- * lock, nor its connection, for longer. No transaction of the app waits on
- * anything but its own statements (work that calls another system runs
- * between transactions), so a live one is never idle near this long.
- */
-export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
-
-/**
- * Both limits are set by every transaction for itself (SET LOCAL), never on
- * the session: behind a transaction-mode pooler the session is whichever
- * server connection the pooler hands out for that transaction, and PgBouncer
- * refuses such settings as startup parameters anyway. One way for both
- * set-ups, pooled or not: the SET LOCALs ride in a round trip the
- * transaction makes anyway, and cost about 20 µs of PostgreSQL CPU per
- * transaction (docs/SCALING.md). A statement outside any transaction carries
- * no lock_timeout: whatever lock it waits for is held by a transaction, and
- * these limits bound that.
- */
-export const TRANSACTION_LIMITS = { lockTimeoutMs: LOCK_TIMEOUT_MS, idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS };
-
-/**
- * Every `sql.begin` (and so every Drizzle `db.transaction`) sends `statement`
- * first (the limits). It is sent without waiting for it: it goes down the
- * connection ahead of the transaction's first query, in the same round trip,
- * and if it failed, postgres-js reports its error for the transaction.
- */
-function limitTransactions(pool: Sql, statement: string): void {
-  overrideBegin(pool, (begin) => (options, fn) =>
-    begin(options, (tx) => {
-      void tx.unsafe(statement).execute();
-      return fn(tx);
-    }),
-  );
-}
-
-type Begin = (options: string, fn: (tx: TransactionSql) => unknown) => Promise<unknown>;
-
-/** Replaces `pool.begin` by `wrap` of it, for both of its forms (with options and without). */
-function overrideBegin(pool: Sql, wrap: (begin: Begin) => Begin): void {
-  const wrapped = wrap(pool.begin.bind(pool) as Begin);
-  pool.begin = ((options: string | ((tx: TransactionSql) => unknown), fn?: (tx: TransactionSql) => unknown) =>
-    typeof options === "function" ? wrapped("", options) : wrapped(options, fn!)) as Sql["begin"];
-}
-
-/**
- * Connections the app holds for itself: a reservation from `reserve()` until
- * its release, a transaction (`begin`, Drizzle's `transaction`) from the
- * moment it has its connection until it has committed or rolled back. Each
- * holds exactly one connection that nothing else can use meanwhile, so these
- * are counted exactly. A single statement sent to the pool is not: postgres-js
- * pipelines such statements onto connections that others may be using too,
- * and tells neither which connection one went to nor how many are open or
- * idle (it has no pool statistics). Kept beside the pool on `globalThis`:
- * the bundle that scrapes may not be the one that opened the pool.
- */
-const held = (holder.__eoHeldConnections ??= { count: 0 });
-
-/** Connections held by a reservation or a transaction right now (the pool gauge reads it when scraped). */
-export const heldConnections = (): number => held.count;
-
-function countHeldConnections(pool: Sql): void {
-  const reserve = pool.reserve.bind(pool);
-  pool.reserve = async () => {
-    const reserved = await reserve();
-    held.count++;
-    const release = reserved.release;
-    let released = false;
-    reserved.release = () => {
-      if (!released) held.count--;
-      released = true;
-      release();
-    };
-    return reserved;
-  };
-  overrideBegin(pool, (begin) => async (options, fn) => {
-    let holding = false;
-    try {
-      return await begin(options, (tx) => {
-        holding = true;
-        held.count++;
-        return fn(tx);
-      });
-    } finally {
-      if (holding) held.count--;
-    }
-  });
-}
 
 /**
  * Seconds before a connection that failed is tried again. postgres-js grows
@@ -137,10 +73,58 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     connect_timeout: 5,
     backoff: reconnectBackoff,
   });
-  if (options.beginWith) limitTransactions(client, options.beginWith);
-  countHeldConnections(client);
-  holder.__eoDatabase = { sql: client, db: drizzle({ client, schema }), url };
+  holder.__eoDatabase = withHolds(client, drizzle({ client, schema }), url, options.beginWith);
   return holder.__eoDatabase;
+}
+
+const dialect = new PgDialect();
+
+function withHolds(sql: Sql, db: Db, url: string, beginWith: string | undefined): Database {
+  let held = 0;
+  // The pool's relational schema, extracted once when the pool opened, so `tx.query.*` works on a held connection too.
+  const schemaConfig = { fullSchema: db._.fullSchema, schema: db._.schema!, tableNamesMap: db._.tableNamesMap };
+  // A held connection answers queries as the pool does; Drizzle's session asks for the pool's type.
+  const drizzleOn = (connection: ReservedSql | TransactionSql): Db =>
+    new PostgresJsDatabase(dialect, new PostgresJsSession(connection as Sql, dialect, schemaConfig), schemaConfig);
+  const begin = async <T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> => {
+    let holding = false;
+    try {
+      return (await sql.begin((tx) => {
+        holding = true;
+        held++;
+        // Sent without waiting for it: it goes down the connection ahead of the transaction's first statement, in the
+        // same round trip; if it failed, postgres-js reports its error for the transaction.
+        if (beginWith) void tx.unsafe(beginWith).execute();
+        return work(tx);
+      })) as T;
+    } finally {
+      if (holding) held--;
+    }
+  };
+  return {
+    sql,
+    db,
+    url,
+    reserve: async () => {
+      const reserved = await sql.reserve();
+      held++;
+      let released = false;
+      const release = () => {
+        if (!released) held--;
+        released = true;
+        reserved.release();
+      };
+      // A reservation of our own that is postgres-js's in everything (calls and properties) but its release, which
+      // also counts: postgres-js's object is left as it is.
+      const own = ((...args: Parameters<ReservedSql>) => reserved(...args)) as ReservedSql;
+      Object.setPrototypeOf(own, reserved);
+      return Object.assign(own, { release });
+    },
+    begin,
+    transaction: (work) => begin((tx) => work(drizzleOn(tx))),
+    drizzleOn,
+    held: () => held,
+  };
 }
 
 /**
@@ -170,19 +154,4 @@ export async function closeDatabase(): Promise<void> {
   holder.__eoDatabase = undefined;
   await open?.sql.end({ timeout: 5 });
   await closeReplica();
-}
-
-/**
- * Drizzle over one reserved connection on which the caller has begun a
- * transaction, so the idempotency middleware can pipeline its own statements
- * with BEGIN and COMMIT around the handler's queries. It reuses the pool's
- * relational schema (extracted once, when the pool opened) instead of building
- * it per request, so `tx.query.*` works there as it does on the pool's `db`.
- */
-const dialect = new PgDialect();
-
-export function drizzleOn(connection: ReservedSql): Db {
-  const pool = database().db._;
-  const schemaConfig = { fullSchema: pool.fullSchema, schema: pool.schema!, tableNamesMap: pool.tableNamesMap };
-  return new PostgresJsDatabase(dialect, new PostgresJsSession(connection, dialect, schemaConfig), schemaConfig);
 }

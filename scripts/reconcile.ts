@@ -7,7 +7,8 @@
  */
 import "./use-running-server";
 import { settleWithinMs } from "../server/keys/completer";
-import { psp, pspUrl } from "../server/payments/provider";
+import { paymentProvider } from "../server/app";
+import { pspUrl } from "../server/payments/provider";
 import { DEMO_TENANT } from "../db/seed";
 import { labPaymentIds } from "../server/lab/report";
 import { reconcile } from "../server/reconcile/reconcile";
@@ -24,7 +25,7 @@ const tenantFlag = args.indexOf("--tenant");
 const tenantId = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
 
 runCli(async (booted) => {
-  const listed = await psp().listCharges();
+  const listed = await paymentProvider().listCharges();
   if (listed.kind !== "ok") throw new Error(`Cannot list the provider's charges at ${pspUrl()} (${listed.kind}); is the app (and its stand-in) running?`);
   const leaveOut = await labPaymentIds(booted.db, DEMO_TENANT.id);
   const differences = await reconcile(booted.db, listed.charges, { tenantId, pendingGraceMs: settleWithinMs(), leaveOut });

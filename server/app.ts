@@ -1,16 +1,17 @@
 /**
- * The composition root. It builds the
- * idempotency runtime, the router and the one procedure registry once, and
- * hands each part what it needs — procedures get their services in the
- * request context, the completer the registry, the REST surface and the
- * OpenAPI document the registry — so no part imports its way up to here.
- * The failure lab is plugged in through the core's ports, acting in demo
- * mode only. Every entrance (the route handlers, pages, the server's
- * start-up, tests) starts from here. Not yet the only way in: the database
- * pool and the provider client are still module singletons (db/client.ts
- * `database()`, server/payments/provider.ts `psp()`) that other modules
- * reach for themselves.
+ * The composition root. It builds the idempotency runtime, the provider
+ * client with its plug-ins, the event log, the sign-in throttle, the router
+ * and the one procedure registry once, and hands each part what it needs —
+ * procedures get their services in the request context, the completer the
+ * registry, the REST surface and the OpenAPI document the registry — so no
+ * part imports its way up to here, and none reaches for the pool itself
+ * (db/client.ts's `database()` is read here and by the entrances: start-up,
+ * scripts, tests; .dependency-cruiser.cjs holds server/ to that). The
+ * failure lab is plugged in through the core's ports, acting in demo mode
+ * only. Every entrance (the route handlers, pages, the server's start-up,
+ * tests) starts from here.
  */
+import type { CleanupOptions } from "@exactly-once/trpc";
 import type { AnyRouter } from "@trpc/server";
 import { database, openReplica } from "../db/client";
 import { DEMO_TENANT } from "../db/seed";
@@ -19,20 +20,23 @@ import { adminRouter } from "./admin/_router";
 import { OperatorRole } from "./admin/operators";
 import { checkAdminChange } from "./admin/origin";
 import { sessionFromHeaders } from "./admin/session";
+import { signInRequest, signOutRequest } from "./admin/sign-in";
+import { createSignInThrottle } from "./admin/throttle";
 import { catalogRouter } from "./catalog/_router";
 import { checkoutRouter } from "./checkout/_router";
 import { contextOf, type AppServices, type Context, type ContextOptions } from "./context";
 import { env, isDemoMode } from "./env";
 import { createCompleter } from "./keys/completer";
-import { recordEvent } from "./keys/events";
-import { createKeysRuntime } from "./keys/runtime";
+import { createEventLog } from "./keys/events";
+import { createKeysRuntime, deleteExpiredKeys } from "./keys/runtime";
+import { startExpirySweep } from "./keys/sweep";
 import { createLabPlugin } from "./lab/plugin";
 import { instrument } from "./observability";
 import { ledgerRouter } from "./ledger/_router";
 import { onMovement } from "./ledger/post";
 import { logger } from "./logger";
 import { couponsRouter, ordersRouter } from "./orders/_router";
-import { observeProvider, plugIntoProvider } from "./payments/provider";
+import { createProvider } from "./payments/provider";
 import { paymentsRouter } from "./payments/_router";
 import { createRegistry } from "./registry";
 import { createRestHandler } from "./rest/handler";
@@ -42,17 +46,21 @@ import { tenantById, tenantForToken } from "./tenants/service";
 import { createCallerFactory, router } from "./trpc";
 import { webhooksRouter } from "./webhooks/_router";
 
-const lab = createLabPlugin(isDemoMode);
+const lab = createLabPlugin(isDemoMode, () => database().sql);
 onMovement(lab.onMovement);
-observeProvider(lab.onProviderCall);
-plugIntoProvider(lab.provider);
-// After the lab: the metrics and the provider call's span see what the app sees, simulated faults included.
-plugIntoProvider({ transport: instrument.providerFetch });
+const provider = createProvider(() => database().db, [
+  { observe: lab.onProviderCall, ...lab.provider },
+  // After the lab: the metrics and the provider call's span see what the app sees, simulated faults included.
+  { transport: instrument.providerFetch },
+]);
+
+/** Idempotency events, written to idempotency_events off the request path (start-up flushes it at shutdown). */
+export const eventLog = createEventLog(() => database().sql);
 
 /** The app's idempotency runtime: its events go to the event log, and to the lab's diagram. */
 export const idempotencyRuntime = instrument.runtime(
-  createKeysRuntime((event) => {
-    recordEvent(event, instrument.traceId());
+  createKeysRuntime(database, (event) => {
+    eventLog.record(event, instrument.traceId());
     lab.onKeyEvent(event);
   }),
 );
@@ -79,7 +87,7 @@ export const completer = createCompleter({
   registry,
   createContext: createContextInner,
   sql: () => database().sql,
-  onEvent: (event) => recordEvent(event, instrument.traceId()),
+  onEvent: (event) => eventLog.record(event, instrument.traceId()),
   around: lab.aroundCompleterAttempt,
 });
 
@@ -87,7 +95,7 @@ const auth: AppServices["auth"] = {
   tenantForToken: (token) => tenantForToken(database().db, token),
   // Demo mode sells as the demo tenant; otherwise only as the one a deployment names (STOREFRONT_TENANT_ID).
   storefrontTenant: async () => (isDemoMode() ? DEMO_TENANT : env.STOREFRONT_TENANT_ID ? tenantById(database().db, env.STOREFRONT_TENANT_ID) : undefined),
-  adminSession: sessionFromHeaders,
+  adminSession: (headers) => sessionFromHeaders(database().db, headers),
   adminChange: checkAdminChange,
   readOnlyReason: ({ operator }) => (operator.role === OperatorRole.Operator ? undefined : `Operator ${operator.name} may only read (role ${operator.role}).`),
 };
@@ -96,10 +104,11 @@ const limits = createTenantLimits(database, { requestsPerMinute: env.TENANT_REQU
 
 /** A request's context. Pure apart from the open pool: tests call it directly with a tenant. */
 export async function createContextInner(options: ContextOptions = {}): Promise<Context> {
-  const { db, sql } = database();
+  const pool = database();
   // The admin's overview reads DATABASE_REPLICA_URL's standby when there is one.
-  const reads = env.DATABASE_REPLICA_URL ? openReplica(env.DATABASE_REPLICA_URL) : sql;
-  return contextOf({ db, sql, reads, log: logger, keys: lab.keysRuntime(idempotencyRuntime), auth, completer, limits }, options);
+  const reads = env.DATABASE_REPLICA_URL ? openReplica(env.DATABASE_REPLICA_URL) : pool.sql;
+  const services = { db: pool.db, sql: pool.sql, pool, psp: provider(), events: eventLog, reads, log: logger, keys: lab.keysRuntime(idempotencyRuntime), auth, completer, limits };
+  return contextOf(services, options);
 }
 
 /** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */
@@ -113,3 +122,21 @@ export const openApiDocument = () => documentOf(registry.procedures);
 
 /** The tRPC endpoint's edge: a failure-lab run's own call joins its run there. */
 export const trpcEdge = lab.trpcEdge;
+
+/** The provider client as the app calls it, for entrances outside a request (`npm run reconcile`). */
+export const paymentProvider = provider;
+
+/** Admin sign-in's throttle, across instances (its counters live in the database). */
+const signInThrottle = createSignInThrottle(() => database().db);
+
+/** `/admin/session`: sign-in and sign-out. */
+export const adminSessionRoutes = {
+  signIn: (req: Request) => signInRequest(req, { db: database().db, throttle: signInThrottle }),
+  signOut: (req: Request) => signOutRequest(req, database().db),
+};
+
+/** The expiry sweep of this instance (start-up starts it). */
+export const startExpirySweepOf = (everyMs: number) => startExpirySweep(everyMs, { sql: () => database().sql, events: eventLog });
+
+/** Expired keys deleted now (`npm run keys:cleanup`, benches, tests; the admin's purge goes through its context). */
+export const deleteExpired = (options?: CleanupOptions) => deleteExpiredKeys({ sql: database().sql, events: eventLog }, options);

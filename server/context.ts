@@ -5,10 +5,12 @@
  * everything they need from here, so none imports its way up to the root.
  */
 import type { Sql } from "postgres";
-import type { Db } from "../db/client";
+import type { Database, Db } from "../db/client";
+import type { PspClient } from "./psp/client";
 import type { AdminSession } from "./admin/session";
 import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import type { Completer } from "./keys/completer";
+import type { EventLog } from "./keys/events";
 import type { Logger } from "./logger";
 import type { TenantLimits } from "./tenants/limits";
 
@@ -20,6 +22,12 @@ export type ChangeVerdict = { ok: true } | { ok: false; reason: string };
 export type AppServices = {
   db: Db;
   sql: Sql;
+  /** Transactions and held connections, counted and under the app's limits (db/client.ts). */
+  pool: Database;
+  /** Where idempotency events go (the admin's purge reports its deletions there). */
+  events: EventLog;
+  /** The payment provider's client, with the plug-ins the root gave it. */
+  psp: PspClient;
   /** For reads that may lag the primary by a moment (the admin's lists and counts): a standby when one is configured. */
   reads: Sql;
   log: Logger;

@@ -5,7 +5,8 @@
  * each transaction sets the middleware's limits first.
  */
 import type { DatabaseSettings } from "../db/bootstrap";
-import { openDatabase, TRANSACTION_LIMITS, type OpenOptions } from "../db/client";
+import { openDatabase, type OpenOptions } from "../db/client";
+import { TRANSACTION_LIMITS } from "../db/limits";
 import { env } from "./env";
 import { setLocalLimits } from "@exactly-once/trpc";
 import { logger } from "./logger";

@@ -20,10 +20,8 @@ import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
 import { databaseSettings } from "./database";
-import { completer } from "./app";
+import { completer, eventLog, startExpirySweepOf } from "./app";
 import { env } from "./env";
-import { flushEvents } from "./keys/events";
-import { startExpirySweep } from "./keys/sweep";
 import { logger } from "./logger";
 import { recordsBesideEmbedded, startPspProcess, type PspProcess } from "./psp/process";
 import { webhookReceivers } from "./webhooks/receivers";
@@ -81,8 +79,8 @@ async function boot(): Promise<void> {
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
   // A clean stop writes what the event writer holds (5 seconds of replay counts at most) before the pool closes.
-  started.stops.push(() => flushEvents());
-  started.stops.push(startExpirySweep(env.IDEMPOTENCY_SWEEP_MS).stop);
+  started.stops.push(() => eventLog.flush());
+  started.stops.push(startExpirySweepOf(env.IDEMPOTENCY_SWEEP_MS).stop);
   started.stops.push(completer.start(env.COMPLETER_INTERVAL_MS).stop);
   started.stops.push(
     startDatabaseMonitor({

@@ -39,15 +39,15 @@ export const adminRouter = router({
   }),
   sessions: router({
     /** The signed-in operator's own sessions. */
-    list: adminProcedure.query(({ ctx }) => sessionsOf(ctx.admin)),
+    list: adminProcedure.query(({ ctx }) => sessionsOf(ctx.db, ctx.admin)),
     /** Ends one of the operator's own sessions (any role: it is their own sign-in). */
     revoke: adminProcedure.input(sessionRefInput).mutation(async ({ ctx, input }) => {
-      if (!(await revokeOwnSession(ctx.admin, input.id))) throw new DomainError("not-found", 404, "You have no such session.");
+      if (!(await revokeOwnSession(ctx.db, ctx.admin, input.id))) throw new DomainError("not-found", 404, "You have no such session.");
       return { revoked: input.id };
     }),
   }),
   /** The health strip: the metrics' own counters as rates over the last five minutes (this instance). */
-  health: adminProcedure.query(({ ctx }) => healthStrip(ctx.sql)),
+  health: adminProcedure.query(({ ctx }) => healthStrip(ctx.pool)),
   audit: router({
     list: adminProcedure.input(listAuditInput).query(({ ctx, input }) => listAudit(ctx, input)),
   }),

@@ -11,7 +11,7 @@
 import type { Sql } from "postgres";
 import { NotFoundError } from "../errors";
 import { formatMinor } from "../money";
-import { psp } from "../payments/provider";
+import type { PspClient } from "../psp/client";
 import { isOpen, standingOf, type PaymentStanding } from "../payments/standing";
 import { downstreamKeyOf, generation, iso } from "./key-state";
 import type { KeyRefInput } from "./key-ref.schema";
@@ -86,7 +86,7 @@ type RawDetail = RawSummary & {
 type RawEvent = Omit<TimelineEvent, "id" | "source" | "detail"> & { id: number };
 type RawAudit = { id: number; action: string; detail: string; at: string };
 
-export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
+export async function getKey(ctx: { sql: Sql; psp: PspClient }, input: KeyRefInput) {
   const q = ctx.sql;
   const { tenantId, key } = input;
   const [[row], events, audit, ledger, payments] = await Promise.all([
@@ -140,7 +140,7 @@ export async function getKey(ctx: { sql: Sql }, input: KeyRefInput) {
   for (const e of events) timeline.push({ ...e, id: `event-${e.id}`, source: "key", detail: null });
   for (const a of audit) timeline.push({ ...none, id: `audit-${a.id}`, source: "operator", type: a.action, detail: JSON.parse(a.detail) as Record<string, unknown>, at: a.at });
   // Only an open payment needs the provider, and one lookup answers for the key's charge.
-  const provider = payments.some(isOpen) ? await psp().lookupKey(downstreamKeyOf({ tenantId, key }, row.generation)) : undefined;
+  const provider = payments.some(isOpen) ? await ctx.psp.lookupKey(downstreamKeyOf({ tenantId, key }, row.generation)) : undefined;
   return {
     key: detail,
     // Times are ISO with microseconds in UTC: as text they sort in time order. Equal times keep the order above.

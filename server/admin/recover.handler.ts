@@ -6,6 +6,7 @@
  * The change and its audit entry commit together.
  */
 import type { Sql } from "postgres";
+import type { Database } from "../../db/client";
 import { AdminAction } from "../../db/schema/admin";
 import { DomainError, NotFoundError } from "../errors";
 import { releaseKey } from "@exactly-once/trpc";
@@ -15,9 +16,9 @@ import type { KeyRefInput } from "./key-ref.schema";
 
 export type Recovered = { fence: number; previousLockedUntil: string | null; wasStale: boolean };
 
-export async function recoverKey(ctx: { sql: Sql; admin: AdminSession }, input: KeyRefInput): Promise<Recovered> {
+export async function recoverKey(ctx: { pool: Pick<Database, "begin">; sql: Sql; admin: AdminSession }, input: KeyRefInput): Promise<Recovered> {
   const { tenantId, key } = input;
-  return ctx.sql.begin(async (q) => {
+  return ctx.pool.begin(async (q) => {
     const released = await releaseKey(q, { tenantId, key });
     switch (released.kind) {
       case "not-found":

@@ -11,7 +11,7 @@
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { and, desc, eq, gt, lte, sql } from "drizzle-orm";
-import { database } from "../../db/client";
+import type { Db } from "../../db/client";
 import { adminSessions } from "../../db/schema";
 import { env } from "../env";
 import { operatorNamed, type Operator } from "./operators";
@@ -36,11 +36,10 @@ function signingKey(): Buffer | undefined {
 const mac = (key: Buffer, data: string) => createHmac("sha256", key).update(data, "utf8").digest("base64url");
 
 /** A new session token, `v1.<payload>.<signature>`, and its row; expired rows are cleared on the way. */
-export async function issueSession(operator: Operator, now = Date.now()): Promise<{ token: string; session: AdminSession }> {
+export async function issueSession(db: Db, operator: Operator, now = Date.now()): Promise<{ token: string; session: AdminSession }> {
   const key = signingKey();
   if (!key) throw new Error("Admin sign-in is not configured (ADMIN_PASSWORD is unset).");
   const session = { id: randomBytes(16).toString("hex"), issuedAt: now, expiresAt: now + SESSION_TTL_MS, operator };
-  const { db } = database();
   await db.delete(adminSessions).where(lte(adminSessions.expiresAt, sql`now()`));
   await db.insert(adminSessions).values({ id: session.id, operator: operator.name, createdAt: new Date(now), expiresAt: new Date(session.expiresAt) });
   const payload = Buffer.from(JSON.stringify({ sid: session.id, iat: session.issuedAt, exp: session.expiresAt })).toString("base64url");
@@ -69,10 +68,9 @@ function signedClaims(token: string | undefined, now: number): SignedClaims | un
 }
 
 /** The session a token proves and that is still signed in, or undefined. */
-export async function verifySession(token: string | undefined, now = Date.now()): Promise<AdminSession | undefined> {
+export async function verifySession(db: Db, token: string | undefined, now = Date.now()): Promise<AdminSession | undefined> {
   const claims = signedClaims(token, now);
   if (!claims) return undefined;
-  const { db } = database();
   const [row] = await db
     .select({ operator: adminSessions.operator })
     .from(adminSessions)
@@ -85,9 +83,9 @@ export async function verifySession(token: string | undefined, now = Date.now())
 export type SessionSummary = { id: string; createdAt: string; expiresAt: string; current: boolean };
 
 /** An operator's own sessions still signed in, newest first. */
-export async function sessionsOf(session: AdminSession): Promise<SessionSummary[]> {
-  const rows = await database()
-    .db.select({ id: adminSessions.id, createdAt: adminSessions.createdAt, expiresAt: adminSessions.expiresAt })
+export async function sessionsOf(db: Db, session: AdminSession): Promise<SessionSummary[]> {
+  const rows = await db
+    .select({ id: adminSessions.id, createdAt: adminSessions.createdAt, expiresAt: adminSessions.expiresAt })
     .from(adminSessions)
     .where(and(eq(adminSessions.operator, session.operator.name), gt(adminSessions.expiresAt, sql`now()`)))
     .orderBy(desc(adminSessions.createdAt));
@@ -95,18 +93,18 @@ export async function sessionsOf(session: AdminSession): Promise<SessionSummary[
 }
 
 /** Ends one of the operator's own sessions; another operator's id matches nothing. */
-export async function revokeOwnSession(session: AdminSession, id: string): Promise<boolean> {
-  const rows = await database()
-    .db.delete(adminSessions)
+export async function revokeOwnSession(db: Db, session: AdminSession, id: string): Promise<boolean> {
+  const rows = await db
+    .delete(adminSessions)
     .where(and(eq(adminSessions.id, id), eq(adminSessions.operator, session.operator.name)))
     .returning({ id: adminSessions.id });
   return rows.length > 0;
 }
 
 /** Signs a session out everywhere: its cookie, wherever it was copied, no longer counts. */
-export async function revokeSession(token: string | undefined): Promise<void> {
+export async function revokeSession(db: Db, token: string | undefined): Promise<void> {
   const claims = signedClaims(token, Date.now());
-  if (claims) await database().db.delete(adminSessions).where(eq(adminSessions.id, claims.id));
+  if (claims) await db.delete(adminSessions).where(eq(adminSessions.id, claims.id));
 }
 
 /** The value of one cookie in a `Cookie` header. */
@@ -121,7 +119,7 @@ export function readCookie(header: string | null, name: string): string | undefi
 }
 
 /** The admin session of a request, from its `Cookie` header only (an Authorization header is ignored). */
-export const sessionFromHeaders = (headers: Headers) => verifySession(sessionToken(headers));
+export const sessionFromHeaders = (db: Db, headers: Headers) => verifySession(db, sessionToken(headers));
 
 /** The raw session cookie of a request (sign-out revokes it). */
 export const sessionToken = (headers: Headers) => readCookie(headers.get("cookie"), ADMIN_COOKIE);

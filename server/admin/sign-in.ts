@@ -11,10 +11,10 @@ import { strictInput } from "../input";
 import { readJsonBody } from "../rest/body";
 import { problemResponse, send } from "../rest/respond";
 import { checkAdminChange, checkSameOrigin, type OriginVerdict } from "./origin";
-import { database } from "../../db/client";
+import type { Db } from "../../db/client";
 import { authenticate, DEMO_OPERATOR, OPERATOR_NAME } from "./operators";
 import { ADMIN_COOKIE, adminEnabled, issueSession, revokeSession, SESSION_TTL_MS, sessionToken } from "./session";
-import { clientAddress, signInThrottle, type SignInThrottle } from "./throttle";
+import { clientAddress, type SignInThrottle } from "./throttle";
 
 /** Keeps every failure alike in timing, whether the password was wrong or sign-in is off. */
 const FAILED_SIGN_IN_PAUSE_MS = 400;
@@ -43,7 +43,7 @@ function refusal(verdict: OriginVerdict): Response | undefined {
   return verdict.ok ? undefined : problemResponse(publicProblem(new DomainError("forbidden-origin", 403, verdict.reason)));
 }
 
-export async function signInRequest(req: Request, throttle: SignInThrottle = signInThrottle): Promise<Response> {
+export async function signInRequest(req: Request, { db, throttle }: { db: Db; throttle: SignInThrottle }): Promise<Response> {
   try {
     // Sign-in changes admin state like any admin mutation: same origin, JSON.
     const refused = refusal(checkAdminChange(req.headers));
@@ -57,7 +57,6 @@ export async function signInRequest(req: Request, throttle: SignInThrottle = sig
       const retryAfter = verdict.retryAfterSeconds;
       return problemResponse(publicProblem(new DomainError("too-many-sign-ins", 429, `Too many sign-in attempts; try again in ${retryAfter} s.`, { retryAfter })));
     }
-    const { db } = database();
     const operator = adminEnabled() ? await authenticate(db, input.operator, input.password) : undefined;
     if (!operator) {
       await throttle.failed(named);
@@ -65,7 +64,7 @@ export async function signInRequest(req: Request, throttle: SignInThrottle = sig
       return problemResponse(publicProblem(new DomainError("sign-in-failed", 401, "Sign-in failed. Check the operator name and password and try again.")));
     }
     await throttle.succeeded(address, named);
-    const { token } = await issueSession(operator);
+    const { token } = await issueSession(db, operator);
     const headers = new Headers({ "set-cookie": sessionCookie(token, isHttps(req), SESSION_TTL_MS / 1000) });
     return send(200, JSON.stringify({ next: returnPath(input.next) }), headers);
   } catch (error) {
@@ -73,12 +72,12 @@ export async function signInRequest(req: Request, throttle: SignInThrottle = sig
   }
 }
 
-export async function signOutRequest(req: Request): Promise<Response> {
+export async function signOutRequest(req: Request, db: Db): Promise<Response> {
   try {
     // No body to check: the origin is the whole rule.
     const refused = refusal(checkSameOrigin(req.headers));
     if (refused) return refused;
-    await revokeSession(sessionToken(req.headers));
+    await revokeSession(db, sessionToken(req.headers));
     return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookie("", isHttps(req), 0) } });
   } catch (error) {
     return problemResponse(publicProblem(error, { route: "admin sign-out" }));

@@ -15,7 +15,7 @@
  *   the cap: there is no shared bucket whose exhaustion keeps everyone out.
  */
 import { RateLimiterDrizzle, RateLimiterRes } from "rate-limiter-flexible";
-import { database } from "../../db/client";
+import type { Db } from "../../db/client";
 import { adminSignInLimits } from "../../db/schema";
 
 export type ThrottleLimits = {
@@ -42,12 +42,15 @@ export function clientAddress(headers: Headers): string {
 
 const refusal = (waitMs: number): ThrottleVerdict => ({ allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) });
 
-/** `prefix` keeps the counters of one throttle apart from another's (tests make their own). */
-export function createSignInThrottle(limits: ThrottleLimits = SIGN_IN_LIMITS, prefix = "sign-in") {
+/**
+ * `db`: the app's pool once opened; `prefix` keeps the counters of one
+ * throttle apart from another's (tests make their own).
+ */
+export function createSignInThrottle(db: () => Db, limits: ThrottleLimits = SIGN_IN_LIMITS, prefix = "sign-in") {
   const store = (name: string, points: number) =>
-    new RateLimiterDrizzle({ storeClient: database().db, schema: adminSignInLimits, keyPrefix: `${prefix}:${name}`, points, duration: limits.windowSeconds });
+    new RateLimiterDrizzle({ storeClient: db(), schema: adminSignInLimits, keyPrefix: `${prefix}:${name}`, points, duration: limits.windowSeconds });
   let limiters: { address: RateLimiterDrizzle; failures: RateLimiterDrizzle; wait: RateLimiterDrizzle } | undefined;
-  // Built on first use: the database is opened by then (importing this module must not open it).
+  // Built on first use: the pool is open by then (the root builds the throttle before start-up opens it).
   const get = () =>
     (limiters ??= {
       address: store("address", limits.perAddress),
@@ -89,5 +92,3 @@ export function createSignInThrottle(limits: ThrottleLimits = SIGN_IN_LIMITS, pr
 }
 
 export type SignInThrottle = ReturnType<typeof createSignInThrottle>;
-
-export const signInThrottle = createSignInThrottle();

@@ -6,7 +6,7 @@
  *
  * Replays are the common case and tell an operator little one by one, so
  * they are counted in memory per key (within one minute) and written every
- * 5 seconds (or when `flushEvents` is called: tests, shutdown): one
+ * 5 seconds (or when `flush` is called: tests, shutdown): one
  * `replayed` row per key with how many (`count`), and the same statement
  * adds them to the key's replay count and last replay. A replay itself
  * writes nothing, and a key replayed many times a second costs one row and
@@ -21,9 +21,7 @@
  * row, so a full batch never stalls the event loop. (Timestamps travel as
  * text[]: Drizzle, sharing the pool, passes timestamptz[] values through unserialised.)
  */
-import { lt } from "drizzle-orm";
-import { database } from "../../db/client";
-import { idempotencyEvents } from "../../db/schema";
+import type { Sql } from "postgres";
 import { IdempotencyEventType, type IdempotencyEvent } from "@exactly-once/trpc";
 import { logger } from "../logger";
 
@@ -34,13 +32,6 @@ const MAX_BATCH = 500;
 const MAX_REPLAYED_KEYS = 10_000;
 
 type Buffered = IdempotencyEvent & { at: string; traceId?: string };
-
-let buffer: Buffered[] = [];
-let timer: NodeJS.Timeout | undefined;
-/** A key's replays since the last write (never across a minute): the row they become (`count` so far, `at` the last of them). */
-let replays = new Map<string, Buffered & { count: number }>();
-let replayTimer: NodeJS.Timeout | undefined;
-let flushing: Promise<void> = Promise.resolve();
 
 let lastStamp = 0;
 
@@ -62,86 +53,100 @@ const ON_THE_KEY_ROW: ReadonlySet<string> = new Set([
   IdempotencyEventType.PhaseSkipped,
 ]);
 
-function countReplay(event: IdempotencyEvent, at: string): void {
-  const bucket = `${event.tenantId}\0${event.key}\0${at.slice(0, 16)}`;
-  const seen = replays.get(bucket);
-  if (seen) {
-    seen.count++;
-    seen.at = at;
-    seen.status = event.status;
-    seen.fence = event.fence;
-  } else replays.set(bucket, { ...event, count: 1, at });
-  if (replays.size >= MAX_REPLAYED_KEYS) void flushEvents();
-  else replayTimer ??= setTimeout(() => void flushEvents(), REPLAY_FLUSH_MS).unref();
-}
+export type EventLog = ReturnType<typeof createEventLog>;
 
-/**
- * `traceId`: the recorded trace the event happened in (tracing on, the trace
- * sampled), kept on its row so the key's page leads to the trace. The trace
- * of the request that took the key is on the key row itself (`trace_id`).
- */
-export function recordEvent(event: IdempotencyEvent, traceId?: string): void {
-  // A debug line each: the events live in idempotency_events, /admin and the metrics, and at info they
-  // would bury a terminal (a demo's start-up printed more event lines than anything else).
-  logger.debug({ idempotency: event }, `idempotency ${event.type}`);
-  if (ON_THE_KEY_ROW.has(event.type)) return;
-  const at = stamp();
-  if (event.type === IdempotencyEventType.Replayed) return countReplay(event, at);
-  buffer.push({ ...event, at, traceId });
-  if (buffer.length >= MAX_BATCH) void flushEvents({ replays: false });
-  else timer ??= setTimeout(() => void flushEvents({ replays: false }), FLUSH_MS).unref();
-}
+/** The app's event sink over `sql` (the composition root builds one). */
+export function createEventLog(sql: () => Sql) {
+  let buffer: Buffered[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  /** A key's replays since the last write (never across a minute): the row they become (`count` so far, `at` the last of them). */
+  let replays = new Map<string, Buffered & { count: number }>();
+  let replayTimer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> = Promise.resolve();
 
-function writeBatch(batch: Buffered[]) {
-  const column = <T>(of: (e: Buffered) => T) => batch.map(of);
-  return database().sql`
-    with inserted as (
-      insert into idempotency_events (tenant_id, key, procedure, type, fence, status, recovery_point, count, waited_ms, at, trace_id)
-      select * from unnest(
-        ${column((e) => e.tenantId)}::text[], ${column((e) => e.key)}::text[], ${column((e) => e.procedure)}::text[],
-        ${column((e) => e.type)}::text[], ${column((e) => e.fence ?? null)}::bigint[], ${column((e) => e.status ?? null)}::int[],
-        ${column((e) => e.recoveryPoint ?? null)}::text[], ${column((e) => e.count ?? null)}::int[],
-        ${column((e) => e.waitedMs ?? null)}::int[], ${column((e) => e.at)}::text[]::timestamptz[],
-        ${column((e) => e.traceId ?? null)}::text[])
-      returning tenant_id, key, type, count, at),
-    replays as (
-      select tenant_id, key, sum(coalesce(count, 1))::int as n, max(at) as last from inserted
-      where type = ${IdempotencyEventType.Replayed} group by tenant_id, key)
-    update idempotency_keys k set replay_count = k.replay_count + r.n, last_replayed_at = greatest(k.last_replayed_at, r.last)
-    from replays r where k.tenant_id = r.tenant_id and k.key = r.key`;
-}
-
-/**
- * Writes what is buffered, and the replay counts unless `replays` is false
- * (the 250 ms timer of the other events leaves those to their own 5 s timer).
- * Tests and shutdown await it.
- */
-export function flushEvents(options: { replays?: boolean } = {}): Promise<void> {
-  clearTimeout(timer);
-  timer = undefined;
-  const batch = buffer;
-  buffer = [];
-  if (options.replays !== false) {
-    clearTimeout(replayTimer);
-    replayTimer = undefined;
-    batch.push(...replays.values());
-    replays = new Map();
-    // In time order, so the ids of one batch follow it too (a replayed row stands at its last replay).
-    batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  function countReplay(event: IdempotencyEvent, at: string): void {
+    const bucket = `${event.tenantId}\0${event.key}\0${at.slice(0, 16)}`;
+    const seen = replays.get(bucket);
+    if (seen) {
+      seen.count++;
+      seen.at = at;
+      seen.status = event.status;
+      seen.fence = event.fence;
+    } else replays.set(bucket, { ...event, count: 1, at });
+    if (replays.size >= MAX_REPLAYED_KEYS) void flush();
+    else replayTimer ??= setTimeout(() => void flush(), REPLAY_FLUSH_MS).unref();
   }
-  for (let from = 0; from < batch.length; from += MAX_BATCH) {
-    const part = batch.slice(from, from + MAX_BATCH);
-    flushing = flushing
-      .then(() => writeBatch(part))
-      .then(
-        () => undefined,
-        (err: unknown) => logger.error({ err, lost: part.length }, "writing idempotency events failed"),
-      );
-  }
-  return flushing;
-}
 
-/** Events live as long as the keys they describe. */
-export async function deleteEventsBefore(cutoff: Date): Promise<void> {
-  await database().db.delete(idempotencyEvents).where(lt(idempotencyEvents.at, cutoff));
+  /**
+   * `traceId`: the recorded trace the event happened in (tracing on, the trace
+   * sampled), kept on its row so the key's page leads to the trace. The trace
+   * of the request that took the key is on the key row itself (`trace_id`).
+   */
+  function record(event: IdempotencyEvent, traceId?: string): void {
+    // A debug line each: the events live in idempotency_events, /admin and the metrics, and at info they
+    // would bury a terminal (a demo's start-up printed more event lines than anything else).
+    logger.debug({ idempotency: event }, `idempotency ${event.type}`);
+    if (ON_THE_KEY_ROW.has(event.type)) return;
+    const at = stamp();
+    if (event.type === IdempotencyEventType.Replayed) return countReplay(event, at);
+    buffer.push({ ...event, at, traceId });
+    if (buffer.length >= MAX_BATCH) void flush({ replays: false });
+    else timer ??= setTimeout(() => void flush({ replays: false }), FLUSH_MS).unref();
+  }
+
+  function writeBatch(batch: Buffered[]) {
+    const column = <T>(of: (e: Buffered) => T) => batch.map(of);
+    return sql()`
+      with inserted as (
+        insert into idempotency_events (tenant_id, key, procedure, type, fence, status, recovery_point, count, waited_ms, at, trace_id)
+        select * from unnest(
+          ${column((e) => e.tenantId)}::text[], ${column((e) => e.key)}::text[], ${column((e) => e.procedure)}::text[],
+          ${column((e) => e.type)}::text[], ${column((e) => e.fence ?? null)}::bigint[], ${column((e) => e.status ?? null)}::int[],
+          ${column((e) => e.recoveryPoint ?? null)}::text[], ${column((e) => e.count ?? null)}::int[],
+          ${column((e) => e.waitedMs ?? null)}::int[], ${column((e) => e.at)}::text[]::timestamptz[],
+          ${column((e) => e.traceId ?? null)}::text[])
+        returning tenant_id, key, type, count, at),
+      replays as (
+        select tenant_id, key, sum(coalesce(count, 1))::int as n, max(at) as last from inserted
+        where type = ${IdempotencyEventType.Replayed} group by tenant_id, key)
+      update idempotency_keys k set replay_count = k.replay_count + r.n, last_replayed_at = greatest(k.last_replayed_at, r.last)
+      from replays r where k.tenant_id = r.tenant_id and k.key = r.key`;
+  }
+
+  /**
+   * Writes what is buffered, and the replay counts unless `replays` is false
+   * (the 250 ms timer of the other events leaves those to their own 5 s timer).
+   * Tests and shutdown await it.
+   */
+  function flush(options: { replays?: boolean } = {}): Promise<void> {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = buffer;
+    buffer = [];
+    if (options.replays !== false) {
+      clearTimeout(replayTimer);
+      replayTimer = undefined;
+      batch.push(...replays.values());
+      replays = new Map();
+      // In time order, so the ids of one batch follow it too (a replayed row stands at its last replay).
+      batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    }
+    for (let from = 0; from < batch.length; from += MAX_BATCH) {
+      const part = batch.slice(from, from + MAX_BATCH);
+      flushing = flushing
+        .then(() => writeBatch(part))
+        .then(
+          () => undefined,
+          (err: unknown) => logger.error({ err, lost: part.length }, "writing idempotency events failed"),
+        );
+    }
+    return flushing;
+  }
+
+  /** Events live as long as the keys they describe. */
+  async function deleteBefore(cutoff: Date): Promise<void> {
+    await sql()`delete from idempotency_events where at < ${cutoff}`;
+  }
+
+  return { record, flush, deleteBefore };
 }

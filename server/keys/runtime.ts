@@ -6,15 +6,19 @@
  * through the context; tests build variants (say, a holder that never renews).
  */
 import { TRPCError } from "@trpc/server";
-import { database, drizzleOn, LOCK_TIMEOUT_MS, TRANSACTION_LIMITS, type Db } from "../../db/client";
+import type { Sql } from "postgres";
+import type { Database, Db } from "../../db/client";
+import { LOCK_TIMEOUT_MS, TRANSACTION_LIMITS } from "../../db/limits";
 import { env } from "../env";
 import { isFinal, problemBody, StoredProblemError, toProblem, trpcCodeFor } from "../errors";
 import { deleteExpired, type CleanupOptions, type IdempotencyEventSink, type IdempotencyRuntime } from "@exactly-once/trpc";
-import { recordEvent } from "./events";
+import type { EventLog } from "./events";
 
-export const createKeysRuntime = (onEvent: IdempotencyEventSink): IdempotencyRuntime<Db> => ({
-  sql: () => database().sql,
-  transaction: drizzleOn,
+/** `pool`: the app's pool once start-up has opened it (the root builds this runtime before). */
+export const createKeysRuntime = (pool: () => Database, onEvent: IdempotencyEventSink): IdempotencyRuntime<Db> => ({
+  sql: () => pool().sql,
+  reserve: () => pool().reserve(),
+  transaction: (connection) => pool().drizzleOn(connection),
   finalError: (error) => {
     if (!isFinal(error)) return undefined;
     const problem = toProblem(error);
@@ -30,4 +34,5 @@ export const createKeysRuntime = (onEvent: IdempotencyEventSink): IdempotencyRun
 });
 
 /** Expiry of stored keys (the sweep, `npm run keys:cleanup`, the admin's purge). */
-export const deleteExpiredKeys = (options?: CleanupOptions) => deleteExpired(() => database().sql, (event) => recordEvent(event), options);
+export const deleteExpiredKeys = ({ sql, events }: { sql: Sql; events: EventLog }, options?: CleanupOptions) =>
+  deleteExpired(() => sql, (event) => events.record(event), options);

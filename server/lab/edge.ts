@@ -9,6 +9,7 @@
  * protected one. On anything else (a tenant's payments.create, a batch) it
  * is ignored, so no one can aim a run's simulated crash at other requests.
  */
+import type { Sql } from "postgres";
 import { REPLAYED_HEADER } from "@exactly-once/trpc";
 import { countRequest, findRun, Lane, recordStep, stepsWritten, takeFault, withinRun, type LabRun } from "./runs";
 import { LAB_REQUEST_HEADER, LAB_RUN_HEADER, labKeyOf, LabTarget } from "./scenarios";
@@ -23,11 +24,11 @@ function callOfRun(run: LabRun, procedures: string[], req: Request): boolean {
 type Handler = (req: Request) => Promise<Response>;
 
 /** The tRPC endpoint's edge: `procedures` are the ones the URL names. */
-export async function throughLab(enabled: () => boolean, req: Request, procedures: string[], handle: Handler): Promise<Response> {
+export async function throughLab(enabled: () => boolean, sql: () => Sql, req: Request, procedures: string[], handle: Handler): Promise<Response> {
   // The request is drawn when it arrived, not after its run was looked up: two sent at once keep their order under load.
   const arrived = performance.now();
   const id = req.headers.get(LAB_RUN_HEADER);
-  const found = enabled() && id ? await findRun(id) : undefined;
+  const found = enabled() && id ? await findRun(sql(), id) : undefined;
   const run = found && callOfRun(found, procedures, req) ? found : undefined;
   if (!run) return handle(req);
   return withinRun(run, async () => {
@@ -62,14 +63,14 @@ const LAB_EVENT_PREFIX = "evt_lab_";
  * receiver has answered (200: it accepted the body, so it is small), the
  * delivery is drawn into that run, applied or recognised as a duplicate.
  */
-export async function webhookThroughLab(enabled: () => boolean, req: Request, handle: Handler): Promise<Response> {
+export async function webhookThroughLab(enabled: () => boolean, sql: () => Sql, req: Request, handle: Handler): Promise<Response> {
   if (!enabled() || req.method !== "POST" || new URL(req.url).pathname !== WEBHOOK_PATH) return handle(req);
   const copy = req.clone();
   const response = await handle(req);
   const id = response.status === 200 ? eventIdOf(await copy.text()) : (void copy.body?.cancel(), undefined);
   if (!id?.startsWith(LAB_EVENT_PREFIX)) return response;
   const { duplicate } = (await response.clone().json()) as { duplicate?: boolean };
-  const run = { id: id.slice(LAB_EVENT_PREFIX.length) };
+  const run = { id: id.slice(LAB_EVENT_PREFIX.length), sql: sql() };
   recordStep(Lane.Provider, Lane.App, `webhook ${id} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`, run);
   await stepsWritten(run.id);
   return response;

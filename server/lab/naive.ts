@@ -8,18 +8,18 @@
  */
 import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import type { Database, Db } from "../../db/client";
 import { payments, PaymentStatus, products, refunds } from "../../db/schema";
 import { DomainError, PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
 import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
-import { psp } from "../payments/provider";
+import type { PspClient } from "../psp/client";
 import { takeNaiveCall, type LabRun } from "./runs";
 import { naiveCallsOf } from "./scenarios";
 
 export type NaiveCart = { items: { sku: string; quantity: number }[]; destination: string };
 
-export async function naivePay(db: Db, run: LabRun, tenantId: string, cart: NaiveCart) {
+export async function naivePay({ db, pool, psp }: { db: Db; pool: Pick<Database, "transaction">; psp: PspClient }, run: LabRun, tenantId: string, cart: NaiveCart) {
   const found = await db.select().from(products).where(inArray(products.sku, cart.items.map((i) => i.sku)));
   const price = new Map(found.map((p) => [p.sku, p]));
   const amountMinor = cart.items.reduce((sum, i) => sum + (price.get(i.sku)?.priceMinor ?? 0) * i.quantity, 0);
@@ -31,11 +31,11 @@ export async function naivePay(db: Db, run: LabRun, tenantId: string, cart: Naiv
   await db.insert(payments).values({ id: paymentId, tenantId, status: PaymentStatus.Pending, amountMinor, currency, destination: cart.destination, capture: "automatic" });
 
   // The lab's provider decorator stops this worker here in a crash run, as it does the protected checkout's.
-  const result = await psp().charge({ amount: amountMinor, currency, destination: cart.destination, capture: true, reference: paymentId }, randomUUID());
+  const result = await psp.charge({ amount: amountMinor, currency, destination: cart.destination, capture: true, reference: paymentId }, randomUUID());
   if (result.kind === "unknown") throw new UpstreamUnavailableError("The payment provider did not answer.", { cause: result.cause });
   if (result.kind !== "ok") throw new PaymentDeclinedError(result.kind === "declined" ? result.reason : result.type, "The payment was refused.", { paymentId });
 
-  await db.transaction(async (tx) => {
+  await pool.transaction(async (tx) => {
     await tx.update(payments).set({ status: PaymentStatus.Succeeded, pspChargeId: result.charge.id, amountCapturedMinor: amountMinor, updatedAt: new Date() }).where(eq(payments.id, paymentId));
     // The ledger wants a cause on every movement; the twin has no key, so each call is a cause of its own.
     await postMovement(tx, { tenantId, currency, cause: { idempotencyKey: `naive-${paymentId}` }, links: { paymentId }, lines: transfer(Book.pspClearing, Book.sales, amountMinor) });
@@ -44,8 +44,8 @@ export async function naivePay(db: Db, run: LabRun, tenantId: string, cart: Naiv
 }
 
 /** Applies a refund event with no record of events already seen: a redelivery refunds again. */
-export async function naiveWebhook(db: Db, event: { id: string; paymentId: string; amount: number }) {
-  await db.transaction(async (tx) => {
+export async function naiveWebhook(pool: Pick<Database, "transaction">, event: { id: string; paymentId: string; amount: number }) {
+  await pool.transaction(async (tx) => {
     const [payment] = await tx
       .update(payments)
       .set({ amountRefundedMinor: sql`${payments.amountRefundedMinor} + ${event.amount}`, updatedAt: new Date() })

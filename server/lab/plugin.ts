@@ -8,6 +8,7 @@
  * the edges enter a lab run, and every other hook is a no-op outside one.
  */
 import type { DueRef, KeyOutcome } from "@exactly-once/trpc";
+import type { Sql } from "postgres";
 import type { ProviderPlugin } from "../payments/provider";
 import { throughLab, webhookThroughLab } from "./edge";
 import { crashAfterCharge, outageTransport, runtimeForRun } from "./faults";
@@ -16,7 +17,8 @@ import { traceCompleterAttempt, traceKeyEvent, traceLedgerMovement, traceProvide
 
 type Handler = (req: Request) => Promise<Response>;
 
-export function createLabPlugin(enabled: () => boolean) {
+/** `sql`: the app's pool once opened, where runs and their steps live. */
+export function createLabPlugin(enabled: () => boolean, sql: () => Sql) {
   return {
     router: createLabRouter(enabled),
     onKeyEvent: traceKeyEvent,
@@ -25,11 +27,11 @@ export function createLabPlugin(enabled: () => boolean) {
     provider: { transport: outageTransport, decorate: crashAfterCharge } satisfies ProviderPlugin,
     /** The idempotency runtime for a request: a crash run's claims its key with the crash's lease. */
     keysRuntime: runtimeForRun,
-    trpcEdge: (req: Request, procedures: string[], handle: Handler) => throughLab(enabled, req, procedures, handle),
+    trpcEdge: (req: Request, procedures: string[], handle: Handler) => throughLab(enabled, sql, req, procedures, handle),
     restEdge:
       (handle: Handler): Handler =>
       (req) =>
-        webhookThroughLab(enabled, req, handle),
-    aroundCompleterAttempt: (due: DueRef, attempt: () => Promise<KeyOutcome>) => traceCompleterAttempt(enabled, due.key, attempt),
+        webhookThroughLab(enabled, sql, req, handle),
+    aroundCompleterAttempt: (due: DueRef, attempt: () => Promise<KeyOutcome>) => traceCompleterAttempt(enabled, sql, due.key, attempt),
   };
 }

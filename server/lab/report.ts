@@ -8,7 +8,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { ledgerEntries, payments, PaymentStatus } from "../../db/schema";
 import { Book } from "../ledger/post";
-import { psp } from "../payments/provider";
+import type { PspClient } from "../psp/client";
 import { naivePaymentIdsOf, type LabRun } from "./runs";
 import { labKeyOf, LabTarget } from "./scenarios";
 
@@ -41,11 +41,11 @@ export async function labPaymentIds(db: Db, tenantId: string): Promise<Set<strin
   return new Set(rows.map((r) => r.id));
 }
 
-export async function countRun(db: Db, run: LabRun, tenantId: string): Promise<LabCounts> {
+export async function countRun({ db, psp }: { db: Db; psp: PspClient }, run: LabRun, tenantId: string): Promise<LabCounts> {
   const ids = await paymentIdsOf(db, run, tenantId);
   if (ids.length === 0) return { payments: 0, paymentIds: [], pendingPayments: 0, providerCharges: 0, providerRefunds: 0, chargeMovements: 0, refundMovements: 0 };
   const pending = await db.select({ id: payments.id }).from(payments).where(and(inArray(payments.id, ids), eq(payments.status, PaymentStatus.Pending)));
-  const listed = await psp().listCharges();
+  const listed = await psp.listCharges();
   if (listed.kind !== "ok") throw new Error("The provider did not list its charges.");
   const charges = listed.charges.filter((c) => c.reference !== null && ids.includes(c.reference));
   const entries = await db

@@ -8,6 +8,7 @@
  */
 import { eq } from "drizzle-orm";
 import { z } from "zod";
+import type { Sql } from "postgres";
 import { DEMO_TENANT } from "../../db/seed";
 import { payments } from "../../db/schema";
 import { DomainError, toTRPCError } from "../errors";
@@ -15,7 +16,7 @@ import { env } from "../env";
 import { strictInput } from "../input";
 import { amountSchema, formatMinor } from "../money";
 import { destinationSchema } from "../payments/present";
-import { psp, pspUrl } from "../payments/provider";
+import { pspUrl } from "../payments/provider";
 import { publicProcedure, router } from "../trpc";
 import { attentionOf, completeUntilAttention } from "./attention";
 import { bringProviderBack } from "./faults";
@@ -31,8 +32,8 @@ const notFound = () => toTRPCError(new DomainError("not-found", 404, "There is n
 
 const runInput = strictInput({ runId: z.string().regex(/^[A-Za-z0-9]{1,32}$/) });
 
-async function runOf(id: string): Promise<LabRun> {
-  const run = await findRun(id);
+async function runOf(sql: Sql, id: string): Promise<LabRun> {
+  const run = await findRun(sql, id);
   if (!run) throw toTRPCError(new DomainError("not-found", 404, `No lab run ${id}.`));
   return run;
 }
@@ -49,8 +50,8 @@ export function createLabRouter(enabled: () => boolean) {
   return router({
     start: demoProcedure
       .input(strictInput({ scenario: z.enum(LAB_SCENARIOS.map((s) => s.id) as [string, ...string[]]), target: z.enum([LabTarget.Protected, LabTarget.Naive]) }))
-      .mutation(async ({ input }) => {
-        const run = await createRun(scenarioById(input.scenario)!, input.target);
+      .mutation(async ({ ctx, input }) => {
+        const run = await createRun(ctx.pool, scenarioById(input.scenario)!, input.target);
         return { runId: run.id, key: labKeyOf(run.id), destination: run.scenario.destination };
       }),
 
@@ -60,7 +61,7 @@ export function createLabRouter(enabled: () => boolean) {
       .mutation(({ ctx, input }) => {
         const run = currentRun();
         if (!run || run.target !== LabTarget.Naive) throw notFound();
-        return naivePay(ctx.db, run, ctx.tenantId, input);
+        return naivePay(ctx, run, ctx.tenantId, input);
       }),
 
     /**
@@ -75,21 +76,21 @@ export function createLabRouter(enabled: () => boolean) {
       })
       .input(z.object({ id: z.string().regex(/^evt_lab_[A-Za-z0-9]{1,32}$/), type: z.literal("charge.refunded"), data: z.object({ paymentId: z.string().max(64), amount: amountSchema }) }))
       .mutation(async ({ ctx, input }) => {
-        const run = await findRun(input.id.slice("evt_lab_".length));
+        const run = await findRun(ctx.sql, input.id.slice("evt_lab_".length));
         if (!run || run.target !== LabTarget.Naive || !(await naivePaymentIdsOf(run)).includes(input.data.paymentId)) throw notFound();
-        await naiveWebhook(ctx.db, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
+        await naiveWebhook(ctx.pool, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
         recordStep(Lane.Provider, Lane.App, `webhook ${input.id} applied (the twin keeps no record of events)`, run);
         return { received: true as const };
       }),
 
     /** Refunds a quarter of the run's payment at the provider, then has the provider deliver the refund event twice at once. */
     deliverWebhookTwice: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => {
-      const run = await runOf(input.runId);
+      const run = await runOf(ctx.sql, input.runId);
       const [paymentId] = await paymentIdsOf(ctx.db, run, ctx.tenantId);
       const [payment] = paymentId ? await ctx.db.select().from(payments).where(eq(payments.id, paymentId)) : [];
       if (!payment?.pspChargeId) throw toTRPCError(new DomainError("lab-no-payment", 409, "The run has no charged payment to refund yet."));
       const amount = Math.max(1, Math.floor(payment.amountMinor / 4));
-      const refund = await psp().refund(payment.pspChargeId, amount, `lab-refund-${run.id}`);
+      const refund = await ctx.psp.refund(payment.pspChargeId, amount, `lab-refund-${run.id}`);
       if (refund.kind !== "ok") throw toTRPCError(new DomainError("lab-refund-failed", 502, "The provider did not refund."));
       recordStep(Lane.App, Lane.Provider, `refund ${formatMinor(amount)} ${payment.currency} at the provider`, run);
       const receivers = webhookReceivers(`http://127.0.0.1:${env.PORT}`);
@@ -112,14 +113,14 @@ export function createLabRouter(enabled: () => boolean) {
     }),
 
     /** Provider down for good: the completer's rounds for the run's key, on the lab's budget, until the key needs attention. */
-    untilAttention: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => completeUntilAttention(ctx, await runOf(input.runId), ctx.tenantId)),
+    untilAttention: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => completeUntilAttention(ctx, await runOf(ctx.sql, input.runId), ctx.tenantId)),
 
-    providerBack: demoProcedure.input(runInput).mutation(async ({ input }) => ({ wasDown: await bringProviderBack(await runOf(input.runId)) })),
+    providerBack: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => ({ wasDown: await bringProviderBack(await runOf(ctx.sql, input.runId)) })),
 
     report: demoProcedure.input(runInput).query(async ({ ctx, input }) => {
-      const run = await runOf(input.runId);
+      const run = await runOf(ctx.sql, input.runId);
       const key = run.target === LabTarget.Protected ? labKeyOf(run.id) : null;
-      return { scenario: run.scenario.id, target: run.target, tenantId: ctx.tenantId, key, attention: key ? await attentionOf(ctx.sql, run, ctx.tenantId) : null, counts: await countRun(ctx.db, run, ctx.tenantId), steps: await stepsOf(run) };
+      return { scenario: run.scenario.id, target: run.target, tenantId: ctx.tenantId, key, attention: key ? await attentionOf(ctx.sql, run, ctx.tenantId) : null, counts: await countRun(ctx, run, ctx.tenantId), steps: await stepsOf(run) };
     }),
   });
 }

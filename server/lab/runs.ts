@@ -15,7 +15,8 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
-import { database } from "../../db/client";
+import type { Sql } from "postgres";
+import type { Database } from "../../db/client";
 import { DomainError } from "../errors";
 import { logger } from "../logger";
 import { naiveCallsOf, scenarioById, type LabFaults, type LabScenario, type LabTarget } from "./scenarios";
@@ -36,7 +37,7 @@ export type LabStep = {
  * joined it (which runtime its key is claimed with); whether a switch fires
  * is decided in the database when used (takeFault), as are counts and steps.
  */
-export type LabRun = { id: string; scenario: LabScenario; target: LabTarget; startedMs: number; faults: LabFaults };
+export type LabRun = { id: string; scenario: LabScenario; target: LabTarget; startedMs: number; faults: LabFaults; sql: Sql };
 
 /** Runs older than this are deleted when a new one starts: a demo's runs are read within minutes. */
 const KEEP_RUNS_MS = 24 * 60 * 60 * 1000;
@@ -58,9 +59,10 @@ let seq = 0;
 const nowMs = () => performance.timeOrigin + performance.now();
 
 /** A new run; a 429 once `limits.perMinute` runs started within the last minute. */
-export async function createRun(scenario: LabScenario, target: LabTarget, limits: LabRunLimits = LAB_RUN_LIMITS): Promise<LabRun> {
-  const run: LabRun = { id: randomBytes(9).toString("base64url").replace(/[-_]/g, "x"), scenario, target, startedMs: nowMs(), faults: scenario.faults };
-  await database().sql.begin(async (tx) => {
+export async function createRun(pool: Database, scenario: LabScenario, target: LabTarget, limits: LabRunLimits = LAB_RUN_LIMITS): Promise<LabRun> {
+  const id = randomBytes(9).toString("base64url").replace(/[-_]/g, "x");
+  const run: LabRun = { id, scenario, target, startedMs: nowMs(), faults: scenario.faults, sql: pool.sql };
+  await pool.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${START_LOCK})`;
     const [recent] = await tx<{ n: number }[]>`select count(*)::int as n from lab_runs where created_at > now() - interval '1 minute'`;
     if (recent!.n >= limits.perMinute) {
@@ -75,12 +77,12 @@ export async function createRun(scenario: LabScenario, target: LabTarget, limits
   return run;
 }
 
-export async function findRun(id: string): Promise<LabRun | undefined> {
+export async function findRun(sql: Sql, id: string): Promise<LabRun | undefined> {
   // JSON as text: the pool is shared with Drizzle, whose parsers pass json through unparsed.
-  const [row] = await database().sql<{ scenario: string; target: LabTarget; started_ms: number; faults: string }[]>`
+  const [row] = await sql<{ scenario: string; target: LabTarget; started_ms: number; faults: string }[]>`
     select scenario, target, started_ms, faults::text as faults from lab_runs where id = ${id}`;
   const scenario = row && scenarioById(row.scenario);
-  return scenario ? { id, scenario, target: row.target, startedMs: row.started_ms, faults: JSON.parse(row.faults) as LabFaults } : undefined;
+  return scenario ? { id, scenario, target: row.target, startedMs: row.started_ms, faults: JSON.parse(row.faults) as LabFaults, sql } : undefined;
 }
 
 /** Runs `fn` as part of `run`: everything it awaits records into the run and sees its switches. */
@@ -93,11 +95,11 @@ export const currentRun = (): LabRun | undefined => context.getStore();
  * named; outside a lab run it does nothing. A step for a run that does not
  * exist (a webhook event id naming no run) is not written.
  */
-export function recordStep(from: Lane, to: Lane, label: string, run: Pick<LabRun, "id"> | undefined = currentRun(), agoMs = 0): void {
+export function recordStep(from: Lane, to: Lane, label: string, run: Pick<LabRun, "id" | "sql"> | undefined = currentRun(), agoMs = 0): void {
   if (!run) return;
   const at = nowMs() - agoMs;
   seq = (seq + 1) % 2 ** 31;
-  const write = database()
+  const write = run
     .sql`insert into lab_steps (run_id, at_ms, seq, from_lane, to_lane, label)
          select ${run.id}, ${at}, ${seq}, ${from}, ${to}, ${label} where exists (select 1 from lab_runs where id = ${run.id})`
     .then(
@@ -120,7 +122,7 @@ export async function stepsWritten(runId: string): Promise<void> {
 /** The run's steps as every instance recorded them, in time order. */
 export async function stepsOf(run: LabRun): Promise<LabStep[]> {
   await stepsWritten(run.id);
-  const rows = await database().sql<{ at_ms: number; from_lane: Lane; to_lane: Lane; label: string }[]>`
+  const rows = await run.sql<{ at_ms: number; from_lane: Lane; to_lane: Lane; label: string }[]>`
     select at_ms, from_lane, to_lane, label from lab_steps where run_id = ${run.id} order by at_ms, seq, id`;
   return rows.map((r) => ({ t: Math.round((r.at_ms - run.startedMs) * 10) / 10, from: r.from_lane, to: r.to_lane, label: r.label }));
 }
@@ -129,7 +131,7 @@ export async function stepsOf(run: LabRun): Promise<LabStep[]> {
 export async function takeFault<K extends keyof LabFaults>(name: K, run: LabRun | undefined = currentRun()): Promise<LabFaults[K] | undefined> {
   if (!run) return undefined;
   // JSON as text: the pool is shared with Drizzle, whose parsers pass json through unparsed.
-  const [row] = await database().sql<{ value: string }[]>`
+  const [row] = await run.sql<{ value: string }[]>`
     update lab_runs r set faults = r.faults - ${name}
     from (select id, faults -> ${name} as value from lab_runs where id = ${run.id} for update) armed
     where r.id = armed.id and armed.value is not null
@@ -139,19 +141,19 @@ export async function takeFault<K extends keyof LabFaults>(name: K, run: LabRun 
 
 /** Whether a simulation of the run is armed, leaving it armed (a switch that holds for many calls). */
 export async function isArmed(name: keyof LabFaults, run: LabRun): Promise<boolean> {
-  const [row] = await database().sql<{ armed: boolean }[]>`select faults ? ${name} as armed from lab_runs where id = ${run.id}`;
+  const [row] = await run.sql<{ armed: boolean }[]>`select faults ? ${name} as armed from lab_runs where id = ${run.id}`;
   return row?.armed ?? false;
 }
 
 /** Numbers a request of the run as the edge sees it. */
 export async function countRequest(run: LabRun): Promise<number> {
-  const [row] = await database().sql<{ requests: number }[]>`update lab_runs set requests = requests + 1 where id = ${run.id} returning requests`;
+  const [row] = await run.sql<{ requests: number }[]>`update lab_runs set requests = requests + 1 where id = ${run.id} returning requests`;
   return row!.requests;
 }
 
 /** Books one of the run's naive calls for `paymentId`, in one statement so parallel calls cannot overrun; false once they are used up. */
 export async function takeNaiveCall(run: LabRun, paymentId: string): Promise<boolean> {
-  const taken = await database().sql`
+  const taken = await run.sql`
     update lab_runs set naive_payment_ids = array_append(naive_payment_ids, ${paymentId})
     where id = ${run.id} and cardinality(naive_payment_ids) < ${naiveCallsOf(run.scenario)}
     returning id`;
@@ -159,6 +161,6 @@ export async function takeNaiveCall(run: LabRun, paymentId: string): Promise<boo
 }
 
 export async function naivePaymentIdsOf(run: LabRun): Promise<string[]> {
-  const [row] = await database().sql<{ naive_payment_ids: string[] }[]>`select naive_payment_ids from lab_runs where id = ${run.id}`;
+  const [row] = await run.sql<{ naive_payment_ids: string[] }[]>`select naive_payment_ids from lab_runs where id = ${run.id}`;
   return row?.naive_payment_ids ?? [];
 }

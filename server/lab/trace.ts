@@ -6,6 +6,7 @@
  * outside a lab run, so production paths pay one AsyncLocalStorage lookup
  * and nothing else.
  */
+import type { Sql } from "postgres";
 import { IdempotencyEventType, type IdempotencyEvent, type KeyOutcome } from "@exactly-once/trpc";
 import { Book, type Movement } from "../ledger/post";
 import type { ObservedCall as ProviderCall } from "../psp/client";
@@ -90,9 +91,9 @@ function completerStep(outcome: KeyOutcome | undefined): string {
  * before the browser came back tells its whole story, ending with what the
  * completer made of the attempt.
  */
-export async function traceCompleterAttempt(enabled: () => boolean, key: string, attempt: () => Promise<KeyOutcome>): Promise<KeyOutcome> {
+export async function traceCompleterAttempt(enabled: () => boolean, sql: () => Sql, key: string, attempt: () => Promise<KeyOutcome>): Promise<KeyOutcome> {
   // The prefix first: outside the lab (every real key) nothing else is looked at.
-  const run = key.startsWith(LAB_KEY_PREFIX) && enabled() ? await findRun(key.slice(LAB_KEY_PREFIX.length)) : undefined;
+  const run = key.startsWith(LAB_KEY_PREFIX) && enabled() ? await findRun(sql(), key.slice(LAB_KEY_PREFIX.length)) : undefined;
   if (!run) return attempt();
   return withinRun(run, async () => {
     recordStep(Lane.Completer, Lane.App, "completer takes the key up: its lease ran out with no client finishing it");

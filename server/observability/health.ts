@@ -6,7 +6,7 @@
  * seconds into a five-minute window kept in memory (on `globalThis`, like
  * the registry); a server younger than five minutes rates over its life.
  */
-import type { Sql } from "postgres";
+import type { Database } from "../../db/client";
 import { availability } from "../../db/availability";
 import { refreshKeyStates } from "./key-states";
 import { metrics, RequestOutcome } from "./metrics";
@@ -89,9 +89,9 @@ export function between(from: Sample, to: Sample): { increase: Totals; rates: To
   return { increase, rates: each((k) => increase[k] / seconds, increase) };
 }
 
-export async function healthStrip(sql: Sql): Promise<HealthStrip> {
+export async function healthStrip(pool: Pick<Database, "sql" | "held">): Promise<HealthStrip> {
   startHealthWindow();
-  await refreshKeyStates(sql);
+  await refreshKeyStates(pool);
   // Read now, not kept: how often the page refreshes must not change the window.
   const now = { at: Date.now(), totals: await totals() };
   const oldest = healthWindow().samples.find((s) => s.at >= now.at - HEALTH_WINDOW_MS) ?? now;

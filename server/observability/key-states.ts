@@ -7,7 +7,7 @@
  */
 import type { Sql } from "postgres";
 import { availability } from "../../db/availability";
-import { heldConnections } from "../../db/client";
+import type { Database } from "../../db/client";
 import { isExpired, isStale, KeyState, needsAttention } from "@exactly-once/trpc";
 import { metrics } from "./metrics";
 
@@ -30,12 +30,12 @@ async function countKeyStates(q: Sql): Promise<KeyStateCounts> {
 const holder = globalThis as { __eoKeyStates?: { at: number; running?: Promise<void> } };
 
 /** Brings the gauges up to date unless they are younger than KEY_STATES_REFRESH_MS. */
-export async function refreshKeyStates(sql: Sql, now = Date.now()): Promise<void> {
+export async function refreshKeyStates({ sql, held }: Pick<Database, "sql" | "held">, now = Date.now()): Promise<void> {
   const m = metrics();
   const up = availability().databaseUp;
   m.dbUp.set(up ? 1 : 0);
   m.dbPoolMax.set(POOL, sql.options.max);
-  m.dbPoolConnections.set({ ...POOL, db_client_connection_state: "used" }, heldConnections());
+  m.dbPoolConnections.set({ ...POOL, db_client_connection_state: "used" }, held());
   // With the database away the key counts cannot be read (db_up says so); the scrape still answers at once.
   if (!up) return;
   const state = (holder.__eoKeyStates ??= { at: 0 });

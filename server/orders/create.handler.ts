@@ -6,16 +6,17 @@ import type { z } from "zod";
 import type { Db } from "../../db/client";
 import type { RecoverableHandle } from "@exactly-once/trpc";
 import { chargeAndRecord } from "../payments/charge";
+import type { PspClient } from "../psp/client";
 import type { cartSchema } from "./create.schema";
 import { orderView } from "./order";
 import { placeOrder } from "./place";
 
-export async function createOrder(ctx: { db: Db; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: z.infer<typeof cartSchema>) {
+export async function createOrder(ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: z.infer<typeof cartSchema>) {
   const h = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const placed = await h.phase("placed", (tx) => placeOrder(tx, tenantId, h.key, input, input.destination));
   if (placed.paymentId) {
-    await chargeAndRecord(h, {
+    await chargeAndRecord(ctx.psp, h, {
       tenantId,
       paymentId: placed.paymentId,
       orderId: placed.orderId,

@@ -13,17 +13,18 @@ import { orders, payments, PaymentStatus, coupons } from "../../db/schema";
 import { PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
 import type { RecoverableHandle } from "@exactly-once/trpc";
 import { Book, postMovement, transfer } from "../ledger/post";
-import { psp } from "./provider";
+import type { PspClient } from "../psp/client";
 import { providerRefused, refusalReason } from "./refusal";
 
 /** What the "charged" phase stores, so a resumed attempt answers as the first would have. */
 type Settled = { outcome: "charged" } | { outcome: "declined"; reason: string; message: string } | { outcome: "refused"; reason: string };
 
 export async function chargeAndRecord(
+  psp: PspClient,
   h: RecoverableHandle<Db>,
   p: { tenantId: string; paymentId: string; orderId?: string; amountMinor: number; currency: string; destination: string; capture: boolean },
 ): Promise<void> {
-  const result = await psp().charge(
+  const result = await psp.charge(
     { amount: p.amountMinor, currency: p.currency, destination: p.destination, capture: p.capture, reference: p.paymentId },
     h.downstreamKey,
   );

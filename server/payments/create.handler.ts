@@ -5,11 +5,12 @@ import { payments, PaymentStatus } from "../../db/schema";
 import type { RecoverableHandle } from "@exactly-once/trpc";
 import { newId } from "../ids";
 import { chargeAndRecord } from "./charge";
+import type { PspClient } from "../psp/client";
 import type { createPaymentInput } from "./create.schema";
 import { presentPayment } from "./present";
 import { paymentOf } from "./queries";
 
-export async function createPayment(ctx: { db: Db; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: z.infer<typeof createPaymentInput>) {
+export async function createPayment(ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: z.infer<typeof createPaymentInput>) {
   const h = ctx.idempotency;
   const { paymentId } = await h.phase("created", async (tx) => {
     const id = newId("pay");
@@ -25,7 +26,7 @@ export async function createPayment(ctx: { db: Db; tenant: { id: string }; idemp
     });
     return { paymentId: id };
   });
-  await chargeAndRecord(h, {
+  await chargeAndRecord(ctx.psp, h, {
     tenantId: ctx.tenant.id,
     paymentId,
     amountMinor: input.amount,

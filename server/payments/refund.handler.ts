@@ -12,12 +12,12 @@ import type { RecoverableHandle } from "@exactly-once/trpc";
 import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { formatMinor } from "../money";
-import { psp } from "./provider";
+import type { PspClient } from "../psp/client";
 import { paymentOf } from "./queries";
 import type { RefundInput } from "./refund.schema";
 import { providerFailed } from "./refusal";
 
-export async function refundPayment(ctx: { db: Db; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: RefundInput) {
+export async function refundPayment(ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: RefundInput) {
   const h = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const reserved = await h.phase("reserved", async (tx) => {
@@ -48,7 +48,7 @@ export async function refundPayment(ctx: { db: Db; tenant: { id: string }; idemp
     await tx.insert(refunds).values({ id: refundId, tenantId, paymentId: p.id, amountMinor: input.amount, currency: p.currency, status: "pending", idempotencyKey: h.key });
     return { refundId, chargeId: p.pspChargeId!, currency: p.currency };
   });
-  const result = await psp().refund(reserved.chargeId, input.amount, h.downstreamKey);
+  const result = await ctx.psp.refund(reserved.chargeId, input.amount, h.downstreamKey);
   if (result.kind !== "ok") {
     return providerFailed(result, async () => {
       await h.phase("released", async (tx) => {

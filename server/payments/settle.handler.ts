@@ -11,7 +11,7 @@ import { RuleViolationError } from "../errors";
 import type { RecoverableHandle } from "@exactly-once/trpc";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { presentPayment } from "./present";
-import { psp } from "./provider";
+import type { PspClient } from "../psp/client";
 import { paymentOf } from "./queries";
 import { providerFailed } from "./refusal";
 
@@ -31,7 +31,7 @@ async function refuseAction(db: Db, tenantId: string, id: string, action: Settle
 export const SettleAction = { Capture: "capture", Void: "void" } as const;
 export type SettleAction = (typeof SettleAction)[keyof typeof SettleAction];
 
-export async function settleAuthorization(ctx: { db: Db; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: { id: string }, action: SettleAction) {
+export async function settleAuthorization(ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: { id: string }, action: SettleAction) {
   const h = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const { chargeId } = await h.phase("reserved", async (tx) => {
@@ -43,7 +43,7 @@ export async function settleAuthorization(ctx: { db: Db; tenant: { id: string };
     if (!reserved) return refuseAction(tx, tenantId, input.id, action);
     return { chargeId: reserved.pspChargeId! };
   });
-  const result = action === "capture" ? await psp().capture(chargeId, h.downstreamKey) : await psp().void(chargeId, h.downstreamKey);
+  const result = action === "capture" ? await ctx.psp.capture(chargeId, h.downstreamKey) : await ctx.psp.void(chargeId, h.downstreamKey);
   if (result.kind !== "ok") {
     return providerFailed(result, async () => {
       await h.phase("released", async (tx) => {

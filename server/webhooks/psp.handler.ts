@@ -8,15 +8,15 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
-import type { Db } from "../../db/client";
+import type { Database } from "../../db/client";
 import { payments, refunds, webhookEvents } from "../../db/schema";
 import { newId } from "../ids";
 import { Book, postMovement, transfer } from "../ledger/post";
 import { amountSchema } from "../money";
 import type { eventSchema } from "./psp.schema";
 
-export async function receiveEvent(ctx: { db: Db }, input: z.infer<typeof eventSchema>) {
-  const duplicate = await ctx.db.transaction(async (tx) => {
+export async function receiveEvent(ctx: { pool: Pick<Database, "transaction"> }, input: z.infer<typeof eventSchema>) {
+  const duplicate = await ctx.pool.transaction(async (tx) => {
     const [fresh] = await tx
       .insert(webhookEvents)
       .values({ id: input.id, type: input.type, payload: input, paymentId: input.data.paymentId ?? null })

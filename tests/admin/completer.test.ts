@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { env } from "../../server/env";
 import { completer } from "../../server/app";
-import { flushEvents } from "../../server/keys/events";
+import { eventLog } from "../../server/app";
 import { newKey, newTenant } from "../support/api";
 import { freePort } from "../support/database";
 import { chargesFor, pay, paymentsForKey } from "../payments/support";
@@ -51,7 +51,7 @@ describe("admin.keys.resume", () => {
     expect(payment).toMatchObject({ status: "succeeded" });
     expect(await chargesFor(payment!.id)).toHaveLength(1);
 
-    await flushEvents();
+    await eventLog.flush();
     const detail = await c.admin.keys.get({ tenantId: tenant.id, key });
     expect(detail.key).toMatchObject({ state: "completed", completedBy: "completer", completerAttempts: 1 });
     const steps = detail.timeline.map((e) => `${e.source}:${e.type}`);

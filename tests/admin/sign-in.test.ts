@@ -10,9 +10,10 @@ import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { ADMIN_COOKIE } from "../../server/admin/session";
-import { signInRequest, signOutRequest } from "../../server/admin/sign-in";
+import { signInRequest as signInWith } from "../../server/admin/sign-in";
 import type { Operator } from "../../server/admin/operators";
-import { createSignInThrottle, SIGN_IN_LIMITS, type ThrottleLimits } from "../../server/admin/throttle";
+import { createSignInThrottle as createThrottle, SIGN_IN_LIMITS, type SignInThrottle, type ThrottleLimits } from "../../server/admin/throttle";
+import { adminSessionRoutes } from "../../server/app";
 import { barrier, trpcError } from "../support/api";
 import { callerWith, newOperator, OPERATOR_PASSWORD, SAME_ORIGIN } from "./support";
 
@@ -26,6 +27,11 @@ let me: Operator;
 beforeAll(async () => {
   me = await newOperator();
 });
+
+/** As /admin/session answers, with the app's throttle unless a test's own is given. */
+const signInRequest = (req: Request, throttle?: SignInThrottle) => (throttle ? signInWith(req, { db: database().db, throttle }) : adminSessionRoutes.signIn(req));
+const signOutRequest = (req: Request) => adminSessionRoutes.signOut(req);
+const createSignInThrottle = (limits: ThrottleLimits, prefix: string) => createThrottle(() => database().db, limits, prefix);
 
 /** Limits for a throttle of a test's own: no operator waits unless the test wants them. */
 const testLimits = (limits: Partial<ThrottleLimits>): ThrottleLimits => ({ perAddress: 1000, windowSeconds: 60, freeFailures: 1000, maxDelaySeconds: 60, ...limits });

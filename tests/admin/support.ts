@@ -43,7 +43,7 @@ let fileOperator: Promise<Operator> | undefined;
 
 /** A session cookie, of `operator` or of an `operator`-role account this test file shares. */
 export const sessionCookie = async (now?: number, operator?: Operator) =>
-  `${ADMIN_COOKIE}=${(await issueSession(operator ?? (await (fileOperator ??= newOperator())), now)).token}`;
+  `${ADMIN_COOKIE}=${(await issueSession(database().db, operator ?? (await (fileOperator ??= newOperator())), now)).token}`;
 
 /** A caller signed in as admin. */
 export const adminCaller = async () => callerWith({ cookie: await sessionCookie() });

@@ -10,8 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { GET as health } from "../../app/api/health/route";
 import { POST as trpcPost, GET as trpcGet } from "../../app/api/trpc/[trpc]/route";
-import { signInRequest } from "../../server/admin/sign-in";
-import { handleRest } from "../../server/app";
+import { adminSessionRoutes, handleRest } from "../../server/app";
 import { MAX_JSON_DEPTH, jsonShape } from "../../server/json-shape";
 import { MAX_BODY_BYTES } from "../../server/rest/body";
 import { PAYMENT } from "../payments/support";
@@ -85,7 +84,7 @@ describe("a 64 KiB body of nested arrays", () => {
   });
 
   it("is a 400 at the admin sign-in, with no credential", async () => {
-    const res = await signInRequest(new Request("http://app.test/admin/session", { method: "POST", headers: { ...json, host: "app.test", origin: "http://app.test" }, body: DEEP }));
+    const res = await adminSessionRoutes.signIn(new Request("http://app.test/admin/session", { method: "POST", headers: { ...json, host: "app.test", origin: "http://app.test" }, body: DEEP }));
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("json-too-deep");
   });

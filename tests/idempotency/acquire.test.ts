@@ -26,6 +26,8 @@ beforeAll(async () => {
 });
 
 const PROCEDURE = "t.direct";
+/** Where the acquisition takes its connections: the app's pool, as the middleware's runtime hands it. */
+const pool = () => ({ sql: database().sql, reserve: database().reserve });
 
 function attemptFor(key: string, input: unknown, waitMs = 0): Attempt {
   const fp = fingerprint(PROCEDURE, input);
@@ -83,7 +85,7 @@ describe("the decision table, row by row", () => {
       if (c.seed) await seed(a, c.seed);
       const work = async () => ({ held: true });
       if (c.decision === Decision.Mismatch || c.decision === Decision.Wait) {
-        const error = await trpcError(acquire(database().sql, a, work));
+        const error = await trpcError(acquire(pool(), a, work));
         expect(error.code).toBe(c.decision === Decision.Mismatch ? "UNPROCESSABLE_CONTENT" : "CONFLICT");
         // The refusal leaves the row as it was.
         expect((await keyRow(a.tenantId, a.key))?.fence).toBe("4");
@@ -91,7 +93,7 @@ describe("the decision table, row by row", () => {
       }
       let owned: unknown;
       const acquired = await acquire(
-        database().sql,
+        pool(),
         a,
         async (_t, o) => {
           owned = o;
@@ -249,10 +251,10 @@ describe("a stored answer needs no lock", () => {
       await holder`select pg_advisory_xact_lock(${lockId(a)}::int8)`;
       const started = performance.now();
       // The take's row answers, so its lock does not matter.
-      const replay = await acquire(database().sql, { ...a, event: report }, async () => "ran");
+      const replay = await acquire(pool(), { ...a, event: report }, async () => "ran");
       expect(replay).toMatchObject({ kind: "replay", row: { responseBody: '{"stored":true}' } });
       const other = { ...attemptFor(a.key, { n: 2 }, 5_000), event: report };
-      const mismatch = await trpcError(acquire(database().sql, other, async () => "ran"));
+      const mismatch = await trpcError(acquire(pool(), other, async () => "ran"));
       expect(mismatch.code).toBe("UNPROCESSABLE_CONTENT");
       expect(events).toEqual(["mismatch"]);
       expect(performance.now() - started).toBeLessThan(2_000);

@@ -8,7 +8,7 @@ import { fingerprint } from "@exactly-once/trpc";
 import type { ReservedSql } from "postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { flushEvents } from "../../server/keys/events";
+import { eventLog } from "../../server/app";
 import { barrier, caller, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
 
 const BURST = 20;
@@ -41,7 +41,7 @@ async function until(condition: () => Promise<boolean>) {
 
 /** The key's recorded events of these types, in order, as written by the batched event writer. */
 async function eventsOf(tenantId: string, key: string, types: string[]) {
-  await flushEvents();
+  await eventLog.flush();
   return database().sql<{ type: string; waited_ms: number | null }[]>`
     select type, waited_ms from idempotency_events where tenant_id = ${tenantId} and key = ${key} and type in ${database().sql(types)} order by at, id`;
 }

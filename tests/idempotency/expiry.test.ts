@@ -1,8 +1,7 @@
 /** Retention: expired keys are new operations; cleanup deletes them in batches while writers keep going. */
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { flushEvents } from "../../server/keys/events";
-import { deleteExpiredKeys } from "../../server/keys/runtime";
+import { deleteExpired, eventLog } from "../../server/app";
 import { count, downstreamCalls, effectsFor, ensureEffectsTable, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
@@ -54,7 +53,7 @@ describe("cleanup", () => {
 
     const writes: Promise<number>[] = [];
     const writerKeys: string[] = [];
-    const cleanup = deleteExpiredKeys({ batchSize: 5000 });
+    const cleanup = deleteExpired({ batchSize: 5000 });
     for (let w = 0; w < 8; w++) {
       writes.push(
         (async () => {
@@ -86,7 +85,7 @@ describe("events", () => {
     const boom = uniqueKey("events-boom");
     await post(tenant, "/t/atomic", { tag: boom, amount: 1, outcome: "boom" }, boom);
     await post(tenant, "/t/atomic", { tag: boom, amount: 1, outcome: "boom" }, boom);
-    await flushEvents();
+    await eventLog.flush();
     const types = async (k: string) =>
       (await database().sql<{ type: string }[]>`select type from idempotency_events where tenant_id = ${tenant.id} and key = ${k} order by at, id`).map((r) => r.type);
     // Claimed and completed live on the key row itself; the events table keeps the rest. In time order, as the
@@ -103,7 +102,7 @@ describe("events", () => {
     if (second > 55) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
     for (let i = 0; i < 4; i++) await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key);
     await post(tenant, "/t/atomic", { tag: key, amount: 2 }, key);
-    await flushEvents();
+    await eventLog.flush();
     const rows = await database().sql<{ type: string; count: number | null }[]>`
       select type, count from idempotency_events where tenant_id = ${tenant.id} and key = ${key} order by at, id`;
     expect(rows).toEqual([

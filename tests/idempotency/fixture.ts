@@ -11,7 +11,7 @@ import { z } from "zod";
 import { database } from "../../db/client";
 import { DomainError } from "../../server/errors";
 import { createIdempotencyProcedures, type IdempotencyEvent, type RecoverableHandle } from "@exactly-once/trpc";
-import { flushEvents } from "../../server/keys/events";
+import { eventLog } from "../../server/app";
 import { createContextInner, idempotencyRuntime, restHandlerFor } from "../../server/app";
 import type { Tenant as TestTenant } from "../support/api";
 import type { Db } from "../../db/client";
@@ -142,7 +142,7 @@ export async function effectsFor(tenantId: string, key: string) {
 
 /** The key's row; pending events are written first, since the replay count comes from them. */
 export async function keyRow(tenantId: string, key: string) {
-  await flushEvents();
+  await eventLog.flush();
   const [row] = await database().sql<
     { state: string; fingerprint: string; response_status: number | null; response_body: string | null; replay_count: number; fence: string; recovery_point: string; lease_expired: boolean }[]
   >`select state, fingerprint, response_status, response_body, replay_count, fence, recovery_point, coalesce(locked_until <= now(), true) as lease_expired

@@ -42,7 +42,7 @@ afterEach(() => {
 describe("demo mode off", () => {
   it("answers 404 for every lab procedure, before reading its input", async () => {
     expect(env.DEMO_MODE).toBe(false);
-    const run = await createRun(scenarioById("double-click")!, LabTarget.Naive);
+    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);
     const answers = await Promise.all([
       post("lab.start", { scenario: "double-click", target: "protected" }),
       post("lab.start", { scenario: "no such scenario", extra: true }),
@@ -59,7 +59,7 @@ describe("demo mode off", () => {
   });
 
   it("ignores a Lab-Run header: the run's switch stays armed (and the storefront is off)", async () => {
-    const run = await createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
     const res = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: run.id, "idempotency-key": labKeyOf(run.id) });
     expect(res.status).toBe(404);
     expect(await runRow(run.id)).toEqual({ faults: { loseAnswer: true }, naive_payment_ids: [], steps: 0 });
@@ -72,7 +72,7 @@ describe("demo mode on", () => {
     const started = await post("lab.start", { scenario: "lost-answer", target: "protected" });
     expect(started.status).toBe(200);
     const { runId, key } = JSON.parse(await started.text()).result.data as { runId: string; key: string };
-    const other = await createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const other = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
 
     const first = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: runId, "idempotency-key": key });
     await expect(first.text()).rejects.toThrow();
@@ -96,7 +96,7 @@ describe("demo mode on", () => {
   it("keeps the twin inside a naive lab run: without one it is a 404", async () => {
     env.DEMO_MODE = true;
     expect((await post("lab.naivePay", await cart())).status).toBe(404);
-    const protectedRun = await createRun(scenarioById("double-click")!, LabTarget.Protected);
+    const protectedRun = await createRun(database(), scenarioById("double-click")!, LabTarget.Protected);
     expect((await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: protectedRun.id })).status).toBe(404);
   });
 });

@@ -79,7 +79,7 @@ describe("a lab webhook at the REST edge", () => {
 
   it("is drawn into its run: applied once, then recognised as a duplicate", async () => {
     env.DEMO_MODE = true;
-    const run = await createRun(scenarioById("webhook-twice")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected);
     const paid = await newPayment(await newTenant("lab-webhook"));
     const { raw, signature } = refundOf(run.id, paid.id);
     expect((await deliver(raw, signature)).status).toBe(200);
@@ -91,7 +91,7 @@ describe("a lab webhook at the REST edge", () => {
   });
 
   it("with demo mode off: processed as any event, and nothing is drawn", async () => {
-    const run = await createRun(scenarioById("webhook-twice")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected);
     const paid = await newPayment(await newTenant("lab-webhook-off"));
     const { raw, signature } = refundOf(run.id, paid.id);
     const answer = await deliver(raw, signature);

@@ -44,7 +44,7 @@ afterAll(() => {
 
 describe("Lab-Run", () => {
   it("on a tenant's own payments.create: ignored — the answer arrives, the run's switch stays armed, nothing is recorded", async () => {
-    const run = await createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
     const res = await post("payments.create", PAYMENT, { authorization: `Bearer ${tenant.token}`, "idempotency-key": newKey("scoped"), [LAB_RUN_HEADER]: run.id });
     expect(res.status).toBe(200);
     expect(JSON.parse(await res.text()).result.data.status).toBe("succeeded");
@@ -52,7 +52,7 @@ describe("Lab-Run", () => {
   });
 
   it("on the checkout under another key than the run's, or in a batch: ignored", async () => {
-    const run = await createRun(scenarioById("lost-answer")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
     const other = await post("checkout.pay", await cart(), { "idempotency-key": newKey("not-the-run"), [LAB_RUN_HEADER]: run.id });
     expect(other.status).toBe(200);
     await other.text();
@@ -71,7 +71,7 @@ describe("the twin's webhook", () => {
   const signed = (body: string) => ({ "psp-signature": signWebhook(body, env.PSP_WEBHOOK_SECRET) });
 
   it("unsigned or wrongly signed: 401; signed but about another tenant's payment: 404; the payment untouched", async () => {
-    const run = await createRun(scenarioById("double-click")!, LabTarget.Naive);
+    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);
     const victim = await newPayment(tenant, "25.00");
     const body = event(run.id, victim.id);
     const answers = [await post("lab.naiveWebhook", body), await post("lab.naiveWebhook", body, { "psp-signature": signWebhook(body, "whsec_someone_else") }), await post("lab.naiveWebhook", body, signed(body))];
@@ -81,7 +81,7 @@ describe("the twin's webhook", () => {
   });
 
   it("signed and about the run's own payment: applied (each delivery, as the twin does)", async () => {
-    const run = await createRun(scenarioById("double-click")!, LabTarget.Naive);
+    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);
     const paid = await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: run.id });
     expect(paid.status).toBe(200);
     const { paymentId } = JSON.parse(await paid.text()).result.data as { paymentId: string };
@@ -124,7 +124,7 @@ describe("lab runs", () => {
       const outcomes = await Promise.allSettled(
         Array.from({ length: 12 }, async () => {
           await arrive();
-          return createRun(scenarioById("double-click")!, LabTarget.Naive, limits);
+          return createRun(database(), scenarioById("double-click")!, LabTarget.Naive, limits);
         }),
       );
       const refused = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as { status?: number }] : []));
@@ -135,11 +135,11 @@ describe("lab runs", () => {
   });
 
   it("keeps at most the limit: the oldest runs go first", async () => {
-    const oldest = await Promise.all([createRun(scenarioById("double-click")!, LabTarget.Naive), createRun(scenarioById("double-click")!, LabTarget.Naive)]);
+    const oldest = await Promise.all([createRun(database(), scenarioById("double-click")!, LabTarget.Naive), createRun(database(), scenarioById("double-click")!, LabTarget.Naive)]);
     const { sql } = database();
     await sql`update lab_runs set created_at = now() - interval '1 hour' where id in ${sql(oldest.map((r) => r.id))}`;
     const [all] = await sql<{ n: number }[]>`select count(*)::int as n from lab_runs`;
-    const fresh = await createRun(scenarioById("double-click")!, LabTarget.Naive, { kept: all!.n - 1, perMinute: 1000 });
+    const fresh = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive, { kept: all!.n - 1, perMinute: 1000 });
     const left = await sql<{ id: string }[]>`select id from lab_runs where id in ${sql([...oldest, fresh].map((r) => r.id))}`;
     expect(left.map((r) => r.id)).toEqual([fresh.id]);
   });

@@ -27,7 +27,7 @@ describe("the health strip", () => {
 
   it("counts a payment, two replays and a mismatch as the metrics do, and the keys the alerts watch", async () => {
     startHealthWindow();
-    const before = await healthStrip(database().sql);
+    const before = await healthStrip(database());
     const tenant = await newTenant("health");
     const key = newKey("health");
     expect((await api(tenant).post("/v1/payments", PAYMENT, key)).status).toBe(201);
@@ -35,7 +35,7 @@ describe("the health strip", () => {
     expect((await api(tenant).post("/v1/payments", PAYMENT, key)).status).toBe(201);
     expect((await api(tenant).post("/v1/payments", PAYMENT, key)).status).toBe(201);
     expect((await api(tenant).post("/v1/payments", { ...PAYMENT, amount: "26.00" }, key)).status).toBe(422);
-    const after = await healthStrip(database().sql);
+    const after = await healthStrip(database());
     const grew = (k: keyof typeof after.increase) => after.increase[k] - before.increase[k];
     expect({ requests: grew("requests"), replayed: grew("replayed"), mismatches: grew("mismatches"), conflicts: grew("conflicts"), failed: grew("failed") }).toEqual({
       requests: 4,

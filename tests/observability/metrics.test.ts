@@ -139,15 +139,15 @@ describe("/api/metrics", () => {
   });
 
   it("counts the pool's connections that reservations and open transactions hold, and lets them go", async () => {
-    const { sql } = database();
+    const app = database();
     const pool = { db_client_connection_pool_name: "app" };
     const used = async () => value((await scrapeAs(LOOPBACK)).text, "db_client_connection_count", { ...pool, db_client_connection_state: "used" });
     const before = await used();
-    const reserved = await Promise.all([sql.reserve(), sql.reserve()]);
+    const reserved = await Promise.all([app.reserve(), app.reserve()]);
     let commit!: () => void;
     let begun!: () => void;
     const inTransaction = new Promise<void>((resolve) => (begun = resolve));
-    const transaction = sql.begin(async (tx) => {
+    const transaction = app.begin(async (tx) => {
       await tx`select 1`;
       begun();
       await new Promise<void>((resolve) => (commit = resolve));
@@ -161,7 +161,7 @@ describe("/api/metrics", () => {
       for (const r of reserved) r.release();
     }
     expect(await used()).toBe(before);
-    expect(value((await scrapeAs(LOOPBACK)).text, "db_client_connection_max", pool)).toBe(sql.options.max);
+    expect(value((await scrapeAs(LOOPBACK)).text, "db_client_connection_max", pool)).toBe(app.sql.options.max);
   });
 
   it("answers loopback or METRICS_TOKEN, and 404 to anyone else", async () => {

@@ -15,8 +15,7 @@ import { describe, expect, it } from "vitest";
 import { POST as restPost } from "../../app/api/[...rest]/route";
 import { database } from "../../db/client";
 import { getKey } from "../../server/admin/get.handler";
-import { completer } from "../../server/app";
-import { flushEvents } from "../../server/keys/events";
+import { completer, eventLog, paymentProvider } from "../../server/app";
 import { traceFields } from "../../server/observability/log";
 import { startTracing, tracer } from "../../server/observability/tracing";
 import { setTraceCallers } from "../../server/observability/trace-callers";
@@ -61,8 +60,8 @@ async function tracedPayment(tenant: Tenant, key: string, traceId: string, flags
 
 /** The key's timeline as the admin's key page shows it: each line's type and trace. */
 async function timelineOf(tenant: Tenant, key: string) {
-  await flushEvents();
-  const { timeline } = await getKey({ sql: database().sql }, { tenantId: tenant.id, key });
+  await eventLog.flush();
+  const { timeline } = await getKey({ sql: database().sql, psp: paymentProvider() }, { tenantId: tenant.id, key });
   return timeline.map((e) => ({ type: e.type, traceId: e.traceId }));
 }
 

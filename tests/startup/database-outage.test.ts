@@ -162,10 +162,30 @@ describe.each(routes)("a running instance rides out an outage (%s)", (route) => 
 
   it("answers 503 while PostgreSQL is stopped under load; afterwards every key ran once, charged once, ledger balanced, reconcile clean", async () => {
     const tenant = await tenantOn(cluster.url, "outage");
-    const seen = { statuses: new Map<number, number>(), timeouts: 0, networkErrors: 0, unexpected: [] as string[] };
+    const seen = { statuses: new Map<number, number>(), timeouts: 0, networkErrors: 0, unexpected: [] as string[], hangs: [] as string[] };
     const count = (status: number) => seen.statuses.set(status, (seen.statuses.get(status) ?? 0) + 1);
     const finished: string[] = [];
     const keys: string[] = [];
+
+    /**
+     * What a request that got no answer was doing: its key's row and the
+     * database sessions at that moment, for the failure's message (a CI log
+     * keeps little more than the message).
+     */
+    async function whereItHangs(key: string): Promise<string> {
+      const probe = postgres(cluster.url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+      try {
+        const [row] = await probe`select state, fence, recovery_point, locked_until - now() as lease_left, completed_at from idempotency_keys where key = ${key}`;
+        const sessions = await probe`
+          select state, now() - xact_start as in_transaction, wait_event_type, left(query, 80) as query from pg_stat_activity
+          where backend_type = 'client backend' and pid <> pg_backend_pid()`;
+        return `${key} at ${new Date().toISOString()}: key ${JSON.stringify(row ?? null)}; sessions ${JSON.stringify(sessions)}`;
+      } catch (error) {
+        return `${key} at ${new Date().toISOString()}: the database did not answer (${(error as Error).message})`;
+      } finally {
+        await probe.end({ timeout: 1 });
+      }
+    }
 
     /** A client as the README tells one to be: the same key on every retry, waiting Retry-After on 503 and 409. */
     async function payUntilAnswered(key: string) {
@@ -181,7 +201,7 @@ describe.each(routes)("a running instance rides out an outage (%s)", (route) => 
         } catch (error) {
           if ((error as Error).name === "TimeoutError") {
             seen.timeouts++;
-            report(`client timed out on ${key} at ${new Date().toISOString()}`);
+            seen.hangs.push(await whereItHangs(key));
           } else seen.networkErrors++;
           await sleep(200);
           continue;
@@ -252,7 +272,7 @@ describe.each(routes)("a running instance rides out an outage (%s)", (route) => 
     if (seen.timeouts || seen.unexpected.length || seen.statuses.get(500)) report(`server output:\n${server.output()}`);
     expect(seen.unexpected).toEqual([]);
     expect(seen.statuses.get(500) ?? 0).toBe(0);
-    expect(seen.timeouts).toBe(0);
+    expect(seen.timeouts, `requests with no answer within ${CLIENT_TIMEOUT_MS} ms: ${seen.hangs.join(" | ")}`).toBe(0);
     expect(finished.sort()).toEqual([...keys].sort());
     report(`outage (${route}): answers ${JSON.stringify(Object.fromEntries(seen.statuses))}, network errors ${seen.networkErrors}`);
 

@@ -1,7 +1,7 @@
 /** POST signs in, DELETE signs out (see server/admin/sign-in.ts). */
-import { signInRequest, signOutRequest } from "@/server/admin/sign-in";
+import { adminSessionRoutes } from "@/server/app";
 
 export const dynamic = "force-dynamic";
 
-export const POST = (req: Request) => signInRequest(req);
-export const DELETE = (req: Request) => signOutRequest(req);
+export const POST = (req: Request) => adminSessionRoutes.signIn(req);
+export const DELETE = (req: Request) => adminSessionRoutes.signOut(req);

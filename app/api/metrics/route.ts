@@ -13,7 +13,7 @@ export async function GET(req: Request): Promise<Response> {
   if (!metricsAllowed(req.headers, env.METRICS_TOKEN)) {
     return problemResponse(problemOf("not-found", "No endpoint at GET /api/metrics."));
   }
-  await refreshKeyStates(database().sql);
+  await refreshKeyStates(database());
   const { registry } = metrics();
   return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType, "cache-control": "no-store" } });
 }

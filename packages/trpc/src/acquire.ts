@@ -22,7 +22,7 @@ import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type Idempo
 import { IdempotencyEventType as E, type IdempotencyEvent } from "./events.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
-import { inTransaction, isLockTimeout, setLocalLimits, setLocalLockTimeout, type KeyTransaction } from "./transaction.js";
+import { inTransaction, isLockTimeout, setLocalLimits, setLocalLockTimeout, type KeyTransaction, type Pool } from "./transaction.js";
 import type { TransactionLimits } from "./types.js";
 
 /** One request's hold on its key: what it would store, its budgets, and how it reports events. */
@@ -178,13 +178,13 @@ async function waitForHolder(sql: Sql, a: Attempt): Promise<store.KeyRow | undef
  * its take fails, and that is looked again too).
  */
 export async function acquire<T>(
-  sql: Sql,
+  { sql, reserve }: Pool,
   a: Attempt,
   work: (t: KeyTransaction, owned: Owned) => Promise<T | undefined>,
   options: { savepoint?: string } = {},
 ): Promise<Acquired<T>> {
   for (;;) {
-    const step = await inTransaction(sql, async (t): Promise<Acquired<T> | { kind: "wait" } | undefined> => {
+    const step = await inTransaction(reserve, async (t): Promise<Acquired<T> | { kind: "wait" } | undefined> => {
       let row: store.KeyRow | undefined;
       try {
         row = await lockAndLoad(t, a, options.savepoint);

@@ -70,7 +70,7 @@ async function unlocked<TTx, R extends HandlerResult>(
   successStatus: number,
   run: (handle: AtomicHandle<TTx>) => Promise<R>,
 ): Promise<Acquired<Settled<R>> | undefined> {
-  const t = new KeyTransaction(await runtime.sql().reserve());
+  const t = new KeyTransaction(await runtime.reserve());
   try {
     // The look comes before the transaction: a stored answer (the common retry) is then one statement, nothing opened.
     const row = store.peeked(await store.peek(t.conn, a));
@@ -119,7 +119,7 @@ function locked<TTx, R extends HandlerResult>(
   run: (handle: AtomicHandle<TTx>) => Promise<R>,
 ) {
   return acquire(
-    runtime.sql(),
+    { sql: runtime.sql(), reserve: runtime.reserve },
     a,
     async (t, owned): Promise<Settled<R>> => {
       announce(a, owned);

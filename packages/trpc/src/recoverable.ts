@@ -23,7 +23,7 @@ import { IdempotencyEventType as E } from "./events.js";
 import { outcomeOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
-import { inTransaction, setLocalLimits } from "./transaction.js";
+import { inTransaction, setLocalLimits, type Pool } from "./transaction.js";
 import type { HandlerResult, IdempotencyRuntime, RecoverableHandle } from "./types.js";
 
 /** The key the provider dedupes on: tenant, key and the key's generation (a reused expired key is a new operation). */
@@ -82,8 +82,8 @@ const claimRow = (a: Attempt): store.Put => ({ state: KeyState.InProgress, lease
  * mismatch); anything else (a takeover, an expired key, a live holder, a
  * claim that lost to another) is undefined: the locking way decides.
  */
-async function claimFresh(sql: Sql, a: Attempt): Promise<Acquired<store.Claim> | undefined> {
-  const conn = await sql.reserve();
+async function claimFresh(reserve: Pool["reserve"], a: Attempt): Promise<Acquired<store.Claim> | undefined> {
+  const conn = await reserve();
   try {
     const [seen, claimed] = await Promise.all([store.peek(conn, a), store.claimIfAbsent(conn, a, claimRow(a))]);
     const claim = store.claimed(claimed);
@@ -108,9 +108,10 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   run: (handle: RecoverableHandle<TTx>) => Promise<R>,
 ) {
   const sql = runtime.sql();
+  const pool = { sql, reserve: runtime.reserve };
   const taken =
-    (await claimFresh(sql, a)) ??
-    (await acquire(sql, a, async (t, owned) => {
+    (await claimFresh(runtime.reserve, a)) ??
+    (await acquire(pool, a, async (t, owned) => {
       const [rows] = await t.commit(store.put(t.conn, a, owned.seenFence, claimRow(a)));
       const claim = store.claimed(rows);
       if (claim) announce(a, owned);
@@ -132,7 +133,7 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
         a.event(E.PhaseSkipped, { fence, recoveryPoint: name });
         return done[name] as never;
       }
-      const value = await inTransaction(sql, async (t) => {
+      const value = await inTransaction(runtime.reserve, async (t) => {
         // The fence's row lock goes out with the phase's first statement, which runs behind it; what it found is
         // checked before the phase counts for anything: a holder that lost the key commits nothing of it.
         const owned = t.beginAhead(setLocalLimits(a.limits), store.lockOwned(t.conn, a, fence));

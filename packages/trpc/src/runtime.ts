@@ -17,6 +17,8 @@ import type { IdempotencyEventSink, IdempotencyRuntime, ProcedureOptions, Stored
 export type RuntimeOptions<TTx> = {
   /** The pool (postgres-js); each key transaction reserves one of its connections. */
   sql: Sql;
+  /** Reserves a connection for a key transaction; `sql.reserve()` by default. */
+  reserve?: () => Promise<ReservedSql>;
   /** Wraps the key transaction's connection in the handlers' query API (say, Drizzle); by default the connection itself. */
   transaction?: (connection: ReservedSql) => TTx;
   finalError?: IdempotencyRuntime<TTx>["finalError"];
@@ -48,6 +50,7 @@ function replayError(stored: StoredResponse): TRPCError {
 export function createRuntime<TTx = ReservedSql>(options: RuntimeOptions<TTx>): IdempotencyRuntime<TTx> {
   return {
     sql: () => options.sql,
+    reserve: options.reserve ?? (() => options.sql.reserve()),
     transaction: options.transaction ?? ((connection) => connection as unknown as TTx),
     finalError: options.finalError ?? finalError,
     replayError: options.replayError ?? replayError,

@@ -107,8 +107,11 @@ export class KeyTransaction {
   }
 }
 
-export async function inTransaction<T>(sql: Sql, work: (t: KeyTransaction) => Promise<T>): Promise<T> {
-  const t = new KeyTransaction(await sql.reserve());
+/** Where key work gets its connections: the pool for single statements, `reserve` for a transaction's own. */
+export type Pool = { sql: Sql; reserve: () => Promise<ReservedSql> };
+
+export async function inTransaction<T>(reserve: Pool["reserve"], work: (t: KeyTransaction) => Promise<T>): Promise<T> {
+  const t = new KeyTransaction(await reserve());
   try {
     return await work(t);
   } finally {

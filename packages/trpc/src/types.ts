@@ -61,6 +61,8 @@ export type ProcedureOptions = {
 
 export type IdempotencyRuntime<TTx> = {
   sql: () => Sql;
+  /** A connection of its own for a key transaction: `sql().reserve()` unless the app hands its own (one that counts what it holds, say). */
+  reserve: () => Promise<ReservedSql>;
   /** Wraps a connection that is inside a transaction in the handler's query API (Drizzle). */
   transaction: (connection: ReservedSql) => TTx;
   /** The response to store for an error that is a final outcome, or undefined to let a retry run again. */
