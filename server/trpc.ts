@@ -1,8 +1,8 @@
 /**
- * The app's `initTRPC` (the observability plug-in and the middleware package
- * build their partial procedures with tRPC instances of their own, joined
- * here by `.concat()`). Routers import the procedures exported here, never
- * raw middlewares:
+ * The app's one `initTRPC` (the middleware package builds its partial
+ * procedures with a tRPC instance of its own, joined here by `.concat()`:
+ * see packages/trpc/src/procedures.ts for why it needs one). Routers import
+ * the procedures exported here, never raw middlewares:
  * - `publicProcedure`: no tenant;
  * - `tenantProcedure`: `Authorization: Bearer <token>` resolved to a tenant;
  * - `idempotentProcedure(input)`: tenant + idempotency, claim and business
@@ -105,8 +105,12 @@ export const operatorProcedure = adminProcedure.use(({ ctx, next }) => {
   return next();
 });
 
-/** Each call's runtime comes with its context: the root's, or the variant it handed this request. */
-const idempotency = instrument.procedures(createIdempotencyProcedures((ctx: TenantContext) => ctx.keys));
+/**
+ * Each call's runtime comes with its context: the root's, or the variant it
+ * handed this request. The builders below place it between the acquisition's
+ * span and the handler's.
+ */
+const idempotency = createIdempotencyProcedures((ctx: TenantContext) => ctx.keys);
 
 /**
  * The shop's own pages act as one tenant, server-side: the browser never
@@ -126,13 +130,23 @@ export const storefrontProcedure = publicProcedure.use(async ({ ctx, meta, next 
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */
 export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {
-  return storefrontProcedure.meta({ idempotent: true, resumable }).input(input).concat(idempotency.recoverable(options));
+  return storefrontProcedure
+    .meta({ idempotent: true, resumable })
+    .input(input)
+    .use(instrument.acquisition)
+    .concat(idempotency.recoverable(options))
+    .use(instrument.handler);
 }
 
 export function idempotentProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
-  return tenantProcedure.meta({ idempotent: true }).input(input).concat(idempotency.atomic(options));
+  return tenantProcedure.meta({ idempotent: true }).input(input).use(instrument.acquisition).concat(idempotency.atomic(options)).use(instrument.handler);
 }
 
 export function recoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {
-  return tenantProcedure.meta({ idempotent: true, resumable }).input(input).concat(idempotency.recoverable(options));
+  return tenantProcedure
+    .meta({ idempotent: true, resumable })
+    .input(input)
+    .use(instrument.acquisition)
+    .concat(idempotency.recoverable(options))
+    .use(instrument.handler);
 }

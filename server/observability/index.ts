@@ -2,11 +2,10 @@
  * Metrics and traces, as one plug-in: every hook the app needs, gathered in
  * `instrument`, each fitted to a port the core already has (the
  * middleware's `onEvent`, the provider client's transport, the completer's
- * loop, the sweep, a route handler). The procedure builders (server/trpc.ts),
- * the composition root and the route handlers apply them;
- * nothing on the money path names a metric or a span.
+ * loop, the sweep, a route handler). The procedure builders (server/trpc.ts,
+ * with the app's one `initTRPC`), the composition root and the route
+ * handlers apply them; nothing on the money path names a metric or a span.
  */
-import { initTRPC } from "@trpc/server";
 import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import { countExpiredDeleted, observeCompleterRun } from "./background";
 import { startHealthWindow } from "./health";
@@ -17,26 +16,14 @@ import { recordedTraceId, startTracing } from "./tracing";
 import { setTraceCallers } from "./trace-callers";
 import type { TraceCallers } from "../env";
 
-const t = initTRPC.create();
-
-/** Places the acquisition's and the handler's spans around an idempotency builder (`.concat()`-able, like the builder itself). */
-function aroundKey<B>(builder: B): B {
-  return t.procedure.use(observeAcquisition).concat(builder as never).use(observeHandler) as B;
-}
-
 export const instrument = {
   /** The app's idempotency runtime: each request's key events also reach its metrics and spans (the scope `procedure` placed), the key row gets the recorded trace. */
   runtime<TTx>(runtime: IdempotencyRuntime<TTx>): IdempotencyRuntime<TTx> {
     return { ...runtime, onEvent: observedSink(runtime.onEvent), traceId: recordedTraceId };
   },
-  /** The idempotency procedure builders, with the acquisition and handler spans. */
-  procedures<P extends { atomic: (...args: never[]) => unknown; recoverable: (...args: never[]) => unknown }>(procedures: P): P {
-    return {
-      ...procedures,
-      atomic: (...args: Parameters<P["atomic"]>) => aroundKey(procedures.atomic(...args)),
-      recoverable: (...args: Parameters<P["recoverable"]>) => aroundKey(procedures.recoverable(...args)),
-    };
-  },
+  /** Middlewares placed just outside and just inside the idempotency middleware: the acquisition's span, the handler's. */
+  acquisition: observeAcquisition,
+  handler: observeHandler,
   /** The outermost middleware of every procedure: its span and, for an idempotent one, its outcome. */
   procedure: observeProcedure,
   providerFetch: observedProviderFetch,

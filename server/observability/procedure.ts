@@ -168,8 +168,8 @@ function endAcquisition(scope: Scope): void {
 }
 
 /** Placed right before the idempotency middleware: the acquisition starts here. */
-export async function observeAcquisition<R>(opts: { ctx: Observed; next: () => Promise<R> }): Promise<R> {
-  const scope = opts.ctx[SCOPE];
+export async function observeAcquisition<R>(opts: { ctx: object; next: () => Promise<R> }): Promise<R> {
+  const scope = (opts.ctx as Observed)[SCOPE];
   if (!scope?.recording) return opts.next();
   scope.acquireFrom = performance.now();
   try {
@@ -181,8 +181,8 @@ export async function observeAcquisition<R>(opts: { ctx: Observed; next: () => P
 }
 
 /** Placed right after the idempotency middleware: the key is this request's, the handler runs (its provider calls under its span). */
-export async function observeHandler<R>(opts: { ctx: Observed; next: () => Promise<R> }): Promise<R> {
-  const scope = opts.ctx[SCOPE];
+export async function observeHandler<R>(opts: { ctx: object; next: () => Promise<R> }): Promise<R> {
+  const scope = (opts.ctx as Observed)[SCOPE];
   if (!scope) return opts.next();
   // Unrecorded: the provider calls still carry the trace (not sampled), so the provider records none of it either.
   if (!scope.recording) {

@@ -2,9 +2,10 @@
  * The tRPC binding: the two flavours as reusable, typed procedure builders,
  * on tRPC 11's `.concat()` ("define a partial procedure that can be used with
  * any tRPC instance that matches the context and metadata of the plugin").
- * The builder below exists only to declare what the middleware needs from
- * the app's context and meta; it creates no router, and the app's single
- * `initTRPC` stays in server/trpc.ts:
+ * The package keeps an `initTRPC` of its own because tRPC requires one for
+ * that: a partial procedure is built from an instance, and this one declares
+ * only what the middleware needs from the app's context and meta. It
+ * creates no router; the app's own instance concatenates it:
  *
  *   tenantProcedure.input(schema).concat(idempotency.atomic())
  *
