@@ -14,7 +14,8 @@ module.exports = {
     },
     {
       name: "db-below-server",
-      comment: "db/ is the lower floor: it takes its settings as parameters (server/database.ts builds them) and imports nothing from server/.",
+      comment:
+        "db/ is the lower floor: it takes its settings as parameters (server/database.ts builds them) and imports nothing from server/.",
       severity: "error",
       from: { path: "^db/" },
       to: { path: "^server/" },
@@ -29,7 +30,8 @@ module.exports = {
     },
     {
       name: "lab-is-a-leaf",
-      comment: "Only the composition root plugs the failure lab in; nothing on the money path (or any other part of the app) names it. The lab's own page may use its scenarios.",
+      comment:
+        "Only the composition root plugs the failure lab in; nothing on the money path (or any other part of the app) names it. The lab's own page may use its scenarios.",
       severity: "error",
       from: { path: "^(server|db|app)/", pathNot: "^(server/lab/|server/app\\.ts$|app/lab/)" },
       to: { path: "^server/lab/" },
@@ -55,6 +57,10 @@ module.exports = {
     exclude: { path: "^(node_modules|\\.next|\\.data|packages/[^/]+/dist)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"], extensions: [".ts", ".tsx", ".js", ".mjs", ".cjs"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".tsx", ".js", ".mjs", ".cjs"],
+    },
   },
 };

@@ -13,7 +13,12 @@ export async function start(): Promise<void> {
   try {
     // Tracing first, so the start-up's own work and every request after it are traced (OTEL_EXPORTER_OTLP_ENDPOINT; off unset).
     const [{ env }, { startObservability }] = await Promise.all([import("./server/env"), import("./server/observability")]);
-    startObservability({ serviceName: "exactly-once", otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, sampleRatio: env.OTEL_TRACES_SAMPLER_ARG, traceCallers: env.TRUST_TRACEPARENT });
+    startObservability({
+      serviceName: "exactly-once",
+      otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      sampleRatio: env.OTEL_TRACES_SAMPLER_ARG,
+      traceCallers: env.TRUST_TRACEPARENT,
+    });
     const { startServer } = await import("./server/startup");
     startServer(cannotStart);
   } catch (error) {

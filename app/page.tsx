@@ -10,15 +10,17 @@ export default async function HomePage() {
       <section className="hero">
         <h1>Exactly Once</h1>
         <p className="lead">
-          Networks drop answers mid-request, clients retry, people double-click, proxies duplicate. This app shows, in working
-          code, how payments and checkouts are made safe to retry: every consequential mutation runs <strong>exactly once</strong>.
+          Networks drop answers mid-request, clients retry, people double-click, proxies duplicate. This app shows, in working code, how
+          payments and checkouts are made safe to retry: every consequential mutation runs <strong>exactly once</strong>.
         </p>
         <ul className="points">
           <li>
-            An <strong>idempotency middleware for tRPC</strong> on PostgreSQL: the key is claimed atomically, the request fingerprinted,
-            the result stored and replayed byte for byte.
+            An <strong>idempotency middleware for tRPC</strong> on PostgreSQL: the key is claimed atomically, the request fingerprinted, the
+            result stored and replayed byte for byte.
           </li>
-          <li>Concurrent duplicates wait or get <code>409</code>; crashed holders’ keys are taken over after a lease; keys expire.</li>
+          <li>
+            Concurrent duplicates wait or get <code>409</code>; crashed holders’ keys are taken over after a lease; keys expire.
+          </li>
           <li>The same procedures over REST for outside clients, described in an OpenAPI document.</li>
         </ul>
         <p className="actions">

@@ -69,7 +69,9 @@ const list = (sql: Sql, input: Partial<ListKeysInput>) => () => listKeys({ sql }
 export async function runAdminBench(sql: Sql): Promise<{ name: string; ms: number }[]> {
   const started = performance.now();
   await seedKeys(sql);
-  process.stdout.write(`\nAdmin dashboard at scale: ${KEYS.toLocaleString("en")} keys seeded in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(
+    `\nAdmin dashboard at scale: ${KEYS.toLocaleString("en")} keys seeded in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
   const first = await listKeys({ sql }, listKeysInput.parse({}));
   const cases: [string, () => Promise<unknown>][] = [
     ["first page (newest 50)", list(sql, {})],

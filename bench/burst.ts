@@ -30,7 +30,14 @@ export type Burst = {
 };
 
 /** `callers` calls with one key at once, for `keys` keys one after another. */
-export async function burst(t: Transport, sql: Sql, tenantId: string, keys: number, callers: number, snapshot: () => Promise<CpuSnapshot> = async () => selfSnapshot()): Promise<Burst> {
+export async function burst(
+  t: Transport,
+  sql: Sql,
+  tenantId: string,
+  keys: number,
+  callers: number,
+  snapshot: () => Promise<CpuSnapshot> = async () => selfSnapshot(),
+): Promise<Burst> {
   const run = randomUUID().slice(0, 8);
   const cpuFrom = await snapshot();
   const winners: number[] = [];

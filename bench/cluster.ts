@@ -71,7 +71,16 @@ function machineBusy(): number {
 
 export async function runClusterBench(options: ClusterBenchOptions): Promise<string> {
   const started = performance.now();
-  const PARTS: Part[] = ["client", "app", "haproxy", "pgbouncer", "provider", "postgres", ...(options.ha ? (["standby"] as const) : []), "other"];
+  const PARTS: Part[] = [
+    "client",
+    "app",
+    "haproxy",
+    "pgbouncer",
+    "provider",
+    "postgres",
+    ...(options.ha ? (["standby"] as const) : []),
+    "other",
+  ];
   const runDir = scratchClusterParent("bench-cluster");
   const ha = options.ha ? await startHaDatabase({ ports: await freeHaPorts(), runDir: `${runDir}/ha`, synchronous: true }) : undefined;
   const fresh = ha ? { url: ha.url, dispose: ha.stop } : await createFreshDatabase("bench_cluster");
@@ -98,7 +107,8 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     const c = cluster;
     const names = c.instances.map((i) => i.name);
     const only = async (count: number) => {
-      for (const [n, name] of names.entries()) await c.haproxyCommand(`set server instances/${name} state ${n < count ? "ready" : "maint"}`);
+      for (const [n, name] of names.entries())
+        await c.haproxyCommand(`set server instances/${name} state ${n < count ? "ready" : "maint"}`);
     };
     const synchronous = (on: boolean) => async () => {
       await only(options.instances);
@@ -116,7 +126,10 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
           { name: `HAProxy+PgBouncer, ${options.instances} instances`, url: c.url, prepare: () => only(options.instances) },
         ];
 
-    const postgresPids = async () => (await probe<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() or datname is null`).map((r) => r.pid);
+    const postgresPids = async () =>
+      (await probe<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() or datname is null`).map(
+        (r) => r.pid,
+      );
     // The standby's processes (its startup and walreceiver, the overview's backends), read on the standby itself.
     const standby = ha ? postgres(ha.replicaUrl, { max: 1, onnotice: () => {} }) : undefined;
     const standbyPids = async () => (standby ? (await standby<{ pid: number }[]>`select pid from pg_stat_activity`).map((r) => r.pid) : []);
@@ -146,15 +159,19 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     const stored: string[] = [];
     const maker = client(direct.url, options.load.concurrency);
     http.push(maker);
-    await drive(async (n) => {
-      const key = `bench-stored-${n}-${randomUUID()}`;
-      const r = await maker.send("POST", "/api/v1/payments", { ...headers, "Idempotency-Key": key }, body);
-      if (r.status !== 201) throw new Error(`payment answered ${r.status}`);
-      stored.push(key);
-    }, { ...options.load, warmupMs: 0, durationMs: 2000 });
+    await drive(
+      async (n) => {
+        const key = `bench-stored-${n}-${randomUUID()}`;
+        const r = await maker.send("POST", "/api/v1/payments", { ...headers, "Idempotency-Key": key }, body);
+        if (r.status !== 201) throw new Error(`payment answered ${r.status}`);
+        stored.push(key);
+      },
+      { ...options.load, warmupMs: 0, durationMs: 2000 },
+    );
     const replay = (h: Client) => async (n: number) => {
       const r = await h.send("POST", "/api/v1/payments", { ...headers, "Idempotency-Key": stored[n % stored.length]! }, body);
-      if (r.status !== 201 || r.headers["idempotent-replayed"] !== "true") throw new Error(`replay answered ${r.status} (replayed: ${String(r.headers["idempotent-replayed"])})`);
+      if (r.status !== 201 || r.headers["idempotent-replayed"] !== "true")
+        throw new Error(`replay answered ${r.status} (replayed: ${String(r.headers["idempotent-replayed"])})`);
     };
 
     // The dashboard's overview as an operator's browser polls it: the first page of keys and the counts, one session per configuration.
@@ -260,7 +277,12 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
 
 /** Signs `operator` in through the instance (a same-origin JSON POST, as the dashboard's form): its session cookie. */
 async function signIn(h: Client, operator: { name: string; password: string }): Promise<string> {
-  const r = await h.send("POST", "/admin/session", { "content-type": "application/json", origin: h.origin }, JSON.stringify({ operator: operator.name, password: operator.password }));
+  const r = await h.send(
+    "POST",
+    "/admin/session",
+    { "content-type": "application/json", origin: h.origin },
+    JSON.stringify({ operator: operator.name, password: operator.password }),
+  );
   const cookie = [r.headers["set-cookie"] ?? []].flat()[0]?.split(";")[0];
   if (r.status !== 200 || !cookie) throw new Error(`sign-in answered ${r.status}: ${r.body.slice(0, 200)}`);
   return cookie;

@@ -171,7 +171,14 @@ async function statementsSoFar(sql: Sql): Promise<number> {
  * Per operation (µs) for this process and PostgreSQL, how busy the event loop
  * was (0..1), and the share of the machine other processes used.
  */
-export type CpuUse = { selfUs: number; loopBusy: number; postgresUs?: number; otherShare?: number; statementsPerOp?: number; alsoUs?: number };
+export type CpuUse = {
+  selfUs: number;
+  loopBusy: number;
+  postgresUs?: number;
+  otherShare?: number;
+  statementsPerOp?: number;
+  alsoUs?: number;
+};
 
 export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse {
   const self = to.self - from.self;
@@ -182,5 +189,12 @@ export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse 
   const other = busy !== undefined && total && pg !== undefined ? Math.max(0, busy - self - pg - (also ?? 0)) / total : undefined;
   const loopBusy = performance.eventLoopUtilization(to.loop, from.loop).utilization;
   const statements = to.statements !== undefined && from.statements !== undefined ? (to.statements - from.statements) / ops : undefined;
-  return { selfUs: self / ops, loopBusy, postgresUs: pg === undefined ? undefined : pg / ops, otherShare: other, statementsPerOp: statements, alsoUs: also === undefined ? undefined : also / ops };
+  return {
+    selfUs: self / ops,
+    loopBusy,
+    postgresUs: pg === undefined ? undefined : pg / ops,
+    otherShare: other,
+    statementsPerOp: statements,
+    alsoUs: also === undefined ? undefined : also / ops,
+  };
 }

@@ -29,7 +29,9 @@ export async function serve(handler: FetchHandler): Promise<Listening> {
   const server = createServer((req, res) => {
     void (async () => {
       const body = req.method === "GET" || req.method === "HEAD" ? undefined : (await readAll(req)).toString("utf8");
-      const response = await handler(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers: headersOf(req), body }));
+      const response = await handler(
+        new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers: headersOf(req), body }),
+      );
       const text = Buffer.from(await response.arrayBuffer());
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(text);
@@ -64,7 +66,10 @@ export function client(origin: string, maxSockets: number): Client {
   const send: Client["send"] = (method, path, headers, body) =>
     new Promise((resolve, reject) => {
       const req = request(`${origin}${path}`, { method, headers, agent }, (res) => {
-        readAll(res).then((buffer) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buffer.toString("utf8") }), reject);
+        readAll(res).then(
+          (buffer) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buffer.toString("utf8") }),
+          reject,
+        );
       });
       req.on("error", reject);
       req.end(body);

@@ -82,7 +82,9 @@ class SideProcess {
 
   static async spawn(setup: SideSetup): Promise<SideProcess> {
     // Forked with this process's flags, so it loads TypeScript as this one does.
-    const side = new SideProcess(fork(fileURLToPath(new URL("./observed-side.ts", import.meta.url)), { stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+    const side = new SideProcess(
+      fork(fileURLToPath(new URL("./observed-side.ts", import.meta.url)), { stdio: ["ignore", "inherit", "inherit", "ipc"] }),
+    );
     const ready = side.next();
     side.child.send(setup);
     await ready;
@@ -125,7 +127,13 @@ class SideProcess {
  * whenever it is spent; PostgreSQL's CPU goes to the side whose turn it is.
  * Operations that straddle a switch go both ways equally often.
  */
-async function takingTurns(sides: { off: SideProcess; on: SideProcess }, transport: "in-process" | "http", scenario: "fresh key" | "replay", durationMs: number, load: Load): Promise<Pick<Row, "off" | "on" | "blocks">> {
+async function takingTurns(
+  sides: { off: SideProcess; on: SideProcess },
+  transport: "in-process" | "http",
+  scenario: "fresh key" | "replay",
+  durationMs: number,
+  load: Load,
+): Promise<Pick<Row, "off" | "on" | "blocks">> {
   const snapshot = load.cpu!;
   const both = (command: Exclude<SideCommand, { kind: "go" | "pause" }>) => Promise.all([sides.off.ask(command), sides.on.ask(command)]);
   await both({ kind: "start", transport, scenario });
@@ -178,8 +186,12 @@ async function takingTurns(sides: { off: SideProcess; on: SideProcess }, transpo
 
 function render(rows: Row[], setup: string): string {
   const us = (n: number) => n.toFixed(0).padStart(7);
-  const lines = [`Observability cost (${setup}): CPU per operation, the side's process + PostgreSQL, a process with observation off and one with it on taking turns every ${TURN_MS} ms`];
-  lines.push(`${"transport".padEnd(11)}${"scenario".padEnd(11)}${"off µs".padStart(8)}${"on µs".padStart(8)}${"node off".padStart(10)}${"node on".padStart(9)}  on/off  blocks' middle half  target`);
+  const lines = [
+    `Observability cost (${setup}): CPU per operation, the side's process + PostgreSQL, a process with observation off and one with it on taking turns every ${TURN_MS} ms`,
+  ];
+  lines.push(
+    `${"transport".padEnd(11)}${"scenario".padEnd(11)}${"off µs".padStart(8)}${"on µs".padStart(8)}${"node off".padStart(10)}${"node on".padStart(9)}  on/off  blocks' middle half  target`,
+  );
   for (const row of rows) {
     const ratio = perOp(row.on) / perOp(row.off);
     // How far the ratios of the run's blocks (2 s each) spread: their interquartile range (none in a run shorter than a block).
@@ -193,7 +205,12 @@ function render(rows: Row[], setup: string): string {
 }
 
 /** `rounds` × the load's duration on each side, as the other benches spend: the sides share the time in turns. */
-export async function runObservabilityBench(setup: Omit<SideSetup, "observing" | "sink">, rounds: number, load: Load, title: string): Promise<string> {
+export async function runObservabilityBench(
+  setup: Omit<SideSetup, "observing" | "sink">,
+  rounds: number,
+  load: Load,
+  title: string,
+): Promise<string> {
   const durationMs = 2 * rounds * load.durationMs;
   const sink = await otlpSink();
   const spawned = await Promise.allSettled([false, true].map((observing) => SideProcess.spawn({ ...setup, observing, sink: sink.url })));

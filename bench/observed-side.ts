@@ -22,7 +22,16 @@ import { logger } from "../server/logger";
 import { inputFor, type Stored } from "./scenarios";
 import { inProcess, overHttp, type Tenant, type Transport } from "./transports";
 
-export type SideSetup = { url: string; tenant: Tenant; stored: Stored; concurrency: number; observing: boolean; sink: string; sampleRatio: number; bare: boolean };
+export type SideSetup = {
+  url: string;
+  tenant: Tenant;
+  stored: Stored;
+  concurrency: number;
+  observing: boolean;
+  sink: string;
+  sampleRatio: number;
+  bare: boolean;
+};
 
 /** The host's request store: what Next.js keeps per request, here only its presence. */
 const host = new AsyncLocalStorage<{ n: number }>();

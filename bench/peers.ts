@@ -63,11 +63,22 @@ export async function connectRedis(url: string): Promise<Redis | undefined> {
     peers: (handler, ttlSeconds) => {
       const never = new Promise<never>(() => undefined);
       const nodeIdempotency = new Idempotency(adapter, { cacheKeyPrefix: `eo-bench-${run}-${ttlSeconds}`, cacheTTLMS: ttlSeconds * 1000 });
-      const request = (key: string, input: PaymentInput) => ({ headers: { "idempotency-key": key }, body: input, path: "/bench/plain", method: "POST" });
+      const request = (key: string, input: PaymentInput) => ({
+        headers: { "idempotency-key": key },
+        body: input,
+        path: "/bench/plain",
+        method: "POST",
+      });
       const powertools = (wrapped: Handler) => {
-        const config = new IdempotencyConfig({ eventKeyJmesPath: "key", payloadValidationJmesPath: "input", expiresAfterSeconds: ttlSeconds });
+        const config = new IdempotencyConfig({
+          eventKeyJmesPath: "key",
+          payloadValidationJmesPath: "input",
+          expiresAfterSeconds: ttlSeconds,
+        });
         // As a Lambda with a timeout of `ttlSeconds` would: an in-progress record is trusted that long, no longer.
-        config.registerLambdaContext({ getRemainingTimeInMillis: () => ttlSeconds * 1000 } as Parameters<IdempotencyConfig["registerLambdaContext"]>[0]);
+        config.registerLambdaContext({ getRemainingTimeInMillis: () => ttlSeconds * 1000 } as Parameters<
+          IdempotencyConfig["registerLambdaContext"]
+        >[0]);
         return makeIdempotent(async (event: { key: string; input: PaymentInput }) => wrapped(event.input), {
           persistenceStore: new CachePersistenceLayer({ client }),
           config,
@@ -118,7 +129,11 @@ export async function peerWrites(t: Transport, redis: Redis, rounds: number, loa
     rounds,
     load,
   );
-  return sides.map((side, i) => ({ name: side.name, sample: mid(samples[i]!), addedUs: i === 0 ? undefined : medianDifference(samples[i]!, samples[0]!) }));
+  return sides.map((side, i) => ({
+    name: side.name,
+    sample: mid(samples[i]!),
+    addedUs: i === 0 ? undefined : medianDifference(samples[i]!, samples[0]!),
+  }));
 }
 
 /**
@@ -189,17 +204,29 @@ async function paymentsTo(sql: Sql, destination: string): Promise<number> {
 export function renderPeers(rows: PeerRow[], alone: (number | undefined)[], crashes: Crash[], setup: string): string {
   const cheapest = Math.min(...alone.map((us) => us ?? Number.POSITIVE_INFINITY));
   const ours = rows[1]!.addedUs;
-  const times = (v: number | undefined) => (v === undefined || !Number.isFinite(cheapest) || cheapest <= 0 ? "-" : `${(v / cheapest).toFixed(2)}x`);
+  const times = (v: number | undefined) =>
+    v === undefined || !Number.isFinite(cheapest) || cheapest <= 0 ? "-" : `${(v / cheapest).toFixed(2)}x`;
   const body = table(
     ["write", "ops/s", "node us/op", "pg us/op", "redis us/op", "added us/op", "layer alone us/op", "vs cheapest layer"],
     rows.map((r, i) => {
       const own = i >= 3 ? alone[i - 3] : undefined;
-      return [r.name, int(r.sample.opsPerSec), int(r.sample.cpu?.selfUs), int(r.sample.cpu?.postgresUs), int(r.sample.cpu?.alsoUs), int(r.addedUs), int(own), i === 0 ? "-" : times(i >= 3 ? own : r.addedUs)];
+      return [
+        r.name,
+        int(r.sample.opsPerSec),
+        int(r.sample.cpu?.selfUs),
+        int(r.sample.cpu?.postgresUs),
+        int(r.sample.cpu?.alsoUs),
+        int(r.addedUs),
+        int(own),
+        i === 0 ? "-" : times(i >= 3 ? own : r.addedUs),
+      ];
     }),
     new Set([1, 2, 3, 4, 5, 6, 7]),
   );
   const target = ours === undefined || !Number.isFinite(cheapest) ? "-" : ours <= 2 * cheapest ? "met" : "missed";
-  const crashLines = crashes.map((c) => `- ${c.name}: a retry at once: ${c.atOnce}; after the record's TTL: ${c.afterTtl}; payments written: ${c.payments}`);
+  const crashLines = crashes.map(
+    (c) => `- ${c.name}: a retry at once: ${c.atOnce}; after the record's TTL: ${c.afterTtl}; payments written: ${c.payments}`,
+  );
   return [
     `Peers: ${setup}`,
     "",

@@ -15,7 +15,11 @@ type Row = string[];
 
 export function table(header: Row, rows: Row[], rightAligned: Set<number>): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: Row) => r.map((cell, i) => (rightAligned.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join("  ").trimEnd();
+  const line = (r: Row) =>
+    r
+      .map((cell, i) => (rightAligned.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
@@ -29,22 +33,28 @@ const cpuPerOp = (s: Sample) => (s.cpu?.postgresUs === undefined ? undefined : s
 /** The stmts/op column is printed only for a run that counted statements (`--statements`). */
 function scenarioRows(r: TransportResult, statements: boolean): Row[] {
   const counted = (cells: Row, perOp: string): Row => (statements ? [...cells.slice(0, -1), perOp, cells.at(-1)!] : cells);
-  const row = (scenario: string, s: Sample): Row => counted([
-    r.transport,
-    scenario,
-    int(s.opsPerSec),
-    ms(s.p50),
-    ms(s.p99),
-    pct(s.cpu?.loopBusy),
-    int(s.cpu?.selfUs),
-    int(s.cpu?.postgresUs),
-    pct(s.cpu?.otherShare),
-    "",
-  ], s.cpu?.statementsPerOp === undefined ? "-" : s.cpu.statementsPerOp.toFixed(2));
+  const row = (scenario: string, s: Sample): Row =>
+    counted(
+      [
+        r.transport,
+        scenario,
+        int(s.opsPerSec),
+        ms(s.p50),
+        ms(s.p99),
+        pct(s.cpu?.loopBusy),
+        int(s.cpu?.selfUs),
+        int(s.cpu?.postgresUs),
+        pct(s.cpu?.otherShare),
+        "",
+      ],
+      s.cpu?.statementsPerOp === undefined ? "-" : s.cpu.statementsPerOp.toFixed(2),
+    );
   const b = r.burst;
   // What a loser costs: every call's CPU less the winners', each at the fresh-key write's price in this run.
   const perLoser = (all: number | undefined, winner: number | undefined) =>
-    all === undefined || winner === undefined || b.losers.count === 0 ? undefined : (all * b.keys * b.callers - winner * b.keys) / b.losers.count;
+    all === undefined || winner === undefined || b.losers.count === 0
+      ? undefined
+      : (all * b.keys * b.callers - winner * b.keys) / b.losers.count;
   const once = b.executions.min === 1 && b.executions.max === 1 && b.divergent === 0;
   const executions = b.executions.min === b.executions.max ? `${b.executions.min}` : `${b.executions.min}..${b.executions.max}`;
   return [
@@ -55,23 +65,32 @@ function scenarioRows(r: TransportResult, statements: boolean): Row[] {
     row("recoverable floor (2 commits)", r.recoverable.base),
     row("plain read", r.reads.base),
     row("replay of stored key", r.reads.subject),
-    counted([
-      r.transport,
-      `burst ${b.callers}-way, losers`,
+    counted(
+      [
+        r.transport,
+        `burst ${b.callers}-way, losers`,
+        "-",
+        ms(b.losers.p50),
+        ms(b.losers.p99),
+        "-",
+        int(perLoser(b.cpu.selfUs, r.writes.subject.cpu?.selfUs)),
+        int(perLoser(b.cpu.postgresUs, r.writes.subject.cpu?.postgresUs)),
+        pct(b.cpu.otherShare),
+        `${b.keys} keys: executions/key ${executions} ${once ? "(ok)" : "(WRONG)"}, ${b.losers.count} replays (CPU: per loser, rolled-back work included), ` +
+          `${b.divergent} divergent bodies; winner p50 ${ms(b.winner.p50)} ms`,
+      ],
       "-",
-      ms(b.losers.p50),
-      ms(b.losers.p99),
-      "-",
-      int(perLoser(b.cpu.selfUs, r.writes.subject.cpu?.selfUs)),
-      int(perLoser(b.cpu.postgresUs, r.writes.subject.cpu?.postgresUs)),
-      pct(b.cpu.otherShare),
-      `${b.keys} keys: executions/key ${executions} ${once ? "(ok)" : "(WRONG)"}, ${b.losers.count} replays (CPU: per loser, rolled-back work included), ` +
-        `${b.divergent} divergent bodies; winner p50 ${ms(b.winner.p50)} ms`,
-    ], "-"),
+    ),
   ];
 }
 
-type Target = { name: string; value: (r: TransportResult) => number; min?: (transport: string) => number; predicted?: (r: TransportResult) => string; max?: boolean };
+type Target = {
+  name: string;
+  value: (r: TransportResult) => number;
+  min?: (transport: string) => number;
+  predicted?: (r: TransportResult) => string;
+  max?: boolean;
+};
 
 const predicted = (p: (r: TransportResult) => Pair) => (r: TransportResult) => {
   const base = cpuPerOp(p(r).base);
@@ -101,8 +120,24 @@ const targets: Target[] = [
 
 export function render(results: TransportResult[], setup: string): string {
   const statements = results.some((r) => r.writes.subject.cpu?.statementsPerOp !== undefined);
-  const header = ["transport", "scenario", "ops/s", "p50 ms", "p99 ms", "loop", "node us/op", "pg us/op", "other", ...(statements ? ["stmts/op"] : []), "notes"];
-  const scenarios = table(header, results.flatMap((r) => scenarioRows(r, statements)), new Set([2, 3, 4, 5, 6, 7, 8, 9].slice(0, statements ? 8 : 7)));
+  const header = [
+    "transport",
+    "scenario",
+    "ops/s",
+    "p50 ms",
+    "p99 ms",
+    "loop",
+    "node us/op",
+    "pg us/op",
+    "other",
+    ...(statements ? ["stmts/op"] : []),
+    "notes",
+  ];
+  const scenarios = table(
+    header,
+    results.flatMap((r) => scenarioRows(r, statements)),
+    new Set([2, 3, 4, 5, 6, 7, 8, 9].slice(0, statements ? 8 : 7)),
+  );
   const ratioRows = results.flatMap((r) =>
     targets.map((t) => {
       const value = t.value(r);
@@ -113,7 +148,9 @@ export function render(results: TransportResult[], setup: string): string {
     }),
   );
   const ratios = table(["transport", "ratio", "value", "target", "", "cpu/op predicts"], ratioRows, new Set([2, 5]));
-  const others = results.flatMap((r) => [r.writes, r.floor, r.recoverable, r.reads].flatMap((p) => [p.base, p.subject])).map((s) => s.cpu?.otherShare ?? 0);
+  const others = results
+    .flatMap((r) => [r.writes, r.floor, r.recoverable, r.reads].flatMap((p) => [p.base, p.subject]))
+    .map((s) => s.cpu?.otherShare ?? 0);
   const busiest = Math.max(...others);
   const warning =
     busiest > 0.1

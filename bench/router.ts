@@ -52,7 +52,13 @@ export async function recordPayment(tx: Pick<Db, "insert">, tenantId: string, i:
       capture: "automatic",
       idempotencyKey: cause.idempotencyKey ?? null,
     })
-    .returning({ id: payments.id, status: payments.status, amountMinor: payments.amountMinor, currency: payments.currency, createdAt: payments.createdAt });
+    .returning({
+      id: payments.id,
+      status: payments.status,
+      amountMinor: payments.amountMinor,
+      currency: payments.currency,
+      createdAt: payments.createdAt,
+    });
   const transactionId = newId("ltx");
   const entry = { tenantId, transactionId, amountMinor: i.amountMinor, currency: i.currency, paymentId, ...cause };
   await tx.insert(ledgerEntries).values([
@@ -111,9 +117,14 @@ export const benchRouter = router({
     .mutation(async ({ ctx, input, path }) => {
       const key = keyOf(ctx);
       const fp = fingerprint(path, input);
-      return inFloorTransaction(ctx, input, key, (conn, output) => conn`
+      return inFloorTransaction(
+        ctx,
+        input,
+        key,
+        (conn, output) => conn`
         insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, response_status, response_body, completed_at, expires_at)
-        values (${ctx.tenant.id}, ${key}, ${path}, ${fp.hash}, ${fp.request}, ${KeyState.Completed}, 201, ${JSON.stringify(output)}, now(), now() + interval '1 day')`);
+        values (${ctx.tenant.id}, ${key}, ${path}, ${fp.hash}, ${fp.request}, ${KeyState.Completed}, 201, ${JSON.stringify(output)}, now(), now() + interval '1 day')`,
+      );
     }),
   recoverable: recoverableProcedure(paymentInput)
     .meta(rest("POST", "/bench/recoverable", 201))
@@ -133,16 +144,27 @@ export const benchRouter = router({
         insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, locked_until, expires_at)
         values (${ctx.tenant.id}, ${key}, ${path}, ${fp.hash}, ${fp.request}, ${KeyState.InProgress}, now() + interval '30 seconds', now() + interval '1 day')`;
       await callOut(key);
-      return inFloorTransaction(ctx, input, key, (conn, output) => conn`
+      return inFloorTransaction(
+        ctx,
+        input,
+        key,
+        (conn, output) => conn`
         update idempotency_keys set state = ${KeyState.Completed}, locked_until = null, response_status = 201, response_body = ${JSON.stringify(output)}, completed_at = now()
-        where tenant_id = ${ctx.tenant.id} and key = ${key}`);
+        where tenant_id = ${ctx.tenant.id} and key = ${key}`,
+      );
     }),
   read: tenantProcedure
     .meta(rest("GET", "/bench/read"))
     .input(readInput)
     .query(async ({ ctx, input }) => {
       const [row] = await ctx.db
-        .select({ id: payments.id, status: payments.status, amountMinor: payments.amountMinor, currency: payments.currency, createdAt: payments.createdAt })
+        .select({
+          id: payments.id,
+          status: payments.status,
+          amountMinor: payments.amountMinor,
+          currency: payments.currency,
+          createdAt: payments.createdAt,
+        })
         .from(payments)
         .where(and(eq(payments.tenantId, ctx.tenant.id), eq(payments.id, input.id)))
         .limit(1);

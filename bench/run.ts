@@ -73,7 +73,12 @@ const { values } = parseArgs({
     bare: { type: "boolean", default: false },
   },
 });
-const positive = (name: Exclude<keyof typeof values, "no-admin" | "no-cleanup" | "cluster" | "ha" | "sweep" | "observability" | "statements" | "bare" | "peers">) => {
+const positive = (
+  name: Exclude<
+    keyof typeof values,
+    "no-admin" | "no-cleanup" | "cluster" | "ha" | "sweep" | "observability" | "statements" | "bare" | "peers"
+  >,
+) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;

@@ -18,7 +18,11 @@ import type { Transport } from "./transports";
 
 export type Pair = { base: Sample; subject: Sample; ratio: number };
 
-export const inputFor = (n: number): PaymentInput => ({ amountMinor: 100 + (n % 9_900), currency: "EUR", destination: `acct_bench_${n % 97}` });
+export const inputFor = (n: number): PaymentInput => ({
+  amountMinor: 100 + (n % 9_900),
+  currency: "EUR",
+  destination: `acct_bench_${n % 97}`,
+});
 
 const medianOf = (samples: Sample[], of: (s: Sample) => number | undefined): number | undefined => {
   const values = samples.map(of).filter((v): v is number => v !== undefined);
@@ -66,7 +70,12 @@ const pair = (bases: Sample[], subjects: Sample[]): Pair => ({
   ratio: median(bases.map((b, i) => subjects[i]!.opsPerSec / b.opsPerSec)),
 });
 
-async function compare(base: (n: number) => Promise<void>, subject: (n: number) => Promise<void>, rounds: number, load: Load): Promise<Pair> {
+async function compare(
+  base: (n: number) => Promise<void>,
+  subject: (n: number) => Promise<void>,
+  rounds: number,
+  load: Load,
+): Promise<Pair> {
   const [bases, subjects] = await interleave([base, subject], rounds, load);
   return pair(bases!, subjects!);
 }

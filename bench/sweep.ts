@@ -27,10 +27,13 @@ async function seedExpired(sql: Sql, count: number) {
 
 export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired: number): Promise<void> {
   const load: Load = { ...base, concurrency: WRITERS, durationMs: WINDOW_MS };
-  const window = (label: string, round: number) => drive(async (n) => void (await t.wrapped(`sweep-${label}-${round}-${n}-${Date.now()}`, inputFor(n))), load);
+  const window = (label: string, round: number) =>
+    drive(async (n) => void (await t.wrapped(`sweep-${label}-${round}-${n}-${Date.now()}`, inputFor(n))), load);
   const seeding = performance.now();
   await seedExpired(sql, expired);
-  process.stdout.write(`\nExpiry sweep at scale: ${expired.toLocaleString("en")} expired keys seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s\n`);
+  process.stdout.write(
+    `\nExpiry sweep at scale: ${expired.toLocaleString("en")} expired keys seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s\n`,
+  );
 
   const alone = [];
   for (let round = 0; round < 5; round++) alone.push(await window("alone", round));
@@ -49,7 +52,9 @@ export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired:
   const line = (label: string, windows: Awaited<ReturnType<typeof window>>[]) => {
     const p99s = windows.map((w) => w.p99).sort((a, b) => a - b);
     return (
-      `${label.padEnd(18)} ${median(windows.map((w) => w.opsPerSec)).toFixed(0).padStart(6)} ops/s   ` +
+      `${label.padEnd(18)} ${median(windows.map((w) => w.opsPerSec))
+        .toFixed(0)
+        .padStart(6)} ops/s   ` +
       `p99 ${median(p99s).toFixed(1).padStart(7)} ms median of ${windows.length} windows, ${percentile(p99s, 100).toFixed(1).padStart(7)} ms worst`
     );
   };

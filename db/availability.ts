@@ -46,7 +46,20 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     const code = (e as { code?: unknown }).code;
     if (typeof code !== "string") continue;
     // Node's socket errors, and postgres-js's own for a connection that went away.
-    if (["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED"].includes(code)) return true;
+    if (
+      [
+        "ECONNREFUSED",
+        "ECONNRESET",
+        "ETIMEDOUT",
+        "EPIPE",
+        "EHOSTUNREACH",
+        "CONNECT_TIMEOUT",
+        "CONNECTION_CLOSED",
+        "CONNECTION_ENDED",
+        "CONNECTION_DESTROYED",
+      ].includes(code)
+    )
+      return true;
     // SQLSTATE 08: connection exception; 57P01-57P03: shutting down, crashed, starting up; 25006: a read-only
     // transaction, which every write of this app here means it reached a standby (a primary restarting as one
     // before Patroni promotes it again, or a demoted one): the write did not happen, and a retry reaches the primary.

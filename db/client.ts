@@ -50,7 +50,6 @@ const holder = globalThis as Holder;
  */
 export type OpenOptions = { max?: number; pooled?: boolean; beginWith?: string };
 
-
 /**
  * Seconds before a connection that failed is tried again. postgres-js grows
  * this to 10-20 s over a long outage, so a database back after a minute would

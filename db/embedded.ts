@@ -84,7 +84,9 @@ async function boot(options: EmbeddedOptions): Promise<RunningPostgres> {
     }
   }
   makeOwnedDir(path.dirname(dir), undefined, 0o755);
-  const release = await acquireFileLock(`${dir}.lock`, (holder) => options.onLog?.(`waiting for ${holder} to finish starting the cluster in ${dir}`));
+  const release = await acquireFileLock(`${dir}.lock`, (holder) =>
+    options.onLog?.(`waiting for ${holder} to finish starting the cluster in ${dir}`),
+  );
   try {
     const live = livePostmaster(dir);
     if (live) return await borrow(options, live);
@@ -143,7 +145,9 @@ async function borrow(options: EmbeddedOptions, live: Postmaster): Promise<Runni
   const orphan = owner !== process.pid && !processAlive(owner);
   const owned = owner === process.pid || (orphan && options.adopt === true);
   if (owned) writeFileSync(path.join(dir, OWNER_FILE), String(process.pid));
-  options.onLog?.(owned ? `adopted the cluster in ${dir} (pid ${live.pid})` : `using the cluster in ${dir} run by its owner (pid ${owner})`);
+  options.onLog?.(
+    owned ? `adopted the cluster in ${dir} (pid ${live.pid})` : `using the cluster in ${dir} run by its owner (pid ${owner})`,
+  );
   const password = await passwordOf(dir, live.port);
   await waitUntilReady(urlFor(password, live.port), live.pid, dir);
   return running(dir, live.port, password, live.pid, owned);
@@ -159,12 +163,16 @@ async function startOwn(options: EmbeddedOptions, user: PostgresUser | undefined
   const log = openSync(logPath, "a", 0o600);
   // Its own process group: a Ctrl-C or a signal to the run's group must not
   // reach PostgreSQL before the app that uses it has stopped.
-  const child = spawn(path.join(binaries, "bin", "postgres"), ["-D", dir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="], {
-    detached: true,
-    stdio: ["ignore", log, log],
-    env: { ...process.env, LC_MESSAGES: "C" },
-    ...(user ? { uid: user.uid, gid: user.gid } : {}),
-  });
+  const child = spawn(
+    path.join(binaries, "bin", "postgres"),
+    ["-D", dir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    {
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: { ...process.env, LC_MESSAGES: "C" },
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    },
+  );
   closeSync(log);
   child.unref();
   const pid = child.pid ?? 0;
@@ -216,7 +224,9 @@ async function passwordOf(dir: string, port: number): Promise<string> {
   try {
     await legacy.unsafe(`alter role ${USER} with password '${password}'`);
   } catch {
-    throw new ClusterSetupError(`The cluster in ${dir} has no ${PASSWORD_FILE} and refuses the old default password: stop it and remove ${dir} to make a new one.`);
+    throw new ClusterSetupError(
+      `The cluster in ${dir} has no ${PASSWORD_FILE} and refuses the old default password: stop it and remove ${dir} to make a new one.`,
+    );
   } finally {
     await legacy.end({ timeout: 1 });
   }
@@ -246,7 +256,9 @@ async function waitUntilReady(url: string, pid: number, dir: string): Promise<vo
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (!isPostgres(pid)) {
-      throw new ClusterSetupError(`Embedded PostgreSQL in ${dir} exited at start-up: ${logTail(dir) ?? "no error logged"} (log: ${path.join(dir, LOG_FILE)})`);
+      throw new ClusterSetupError(
+        `Embedded PostgreSQL in ${dir} exited at start-up: ${logTail(dir) ?? "no error logged"} (log: ${path.join(dir, LOG_FILE)})`,
+      );
     }
     const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
     try {
@@ -254,8 +266,14 @@ async function waitUntilReady(url: string, pid: number, dir: string): Promise<vo
       return;
     } catch (error) {
       // 28P01: a wrong password is an answer, not a wait.
-      if ((error as { code?: string }).code === "28P01") throw new ClusterSetupError(`The cluster in ${dir} rejects the password in ${PASSWORD_FILE}: stop it, or remove ${dir} to make a new one.`);
-      if (Date.now() > deadline) throw new ClusterSetupError(`Embedded PostgreSQL in ${dir} did not answer within ${READY_TIMEOUT_MS / 1000} s (log: ${path.join(dir, LOG_FILE)})`);
+      if ((error as { code?: string }).code === "28P01")
+        throw new ClusterSetupError(
+          `The cluster in ${dir} rejects the password in ${PASSWORD_FILE}: stop it, or remove ${dir} to make a new one.`,
+        );
+      if (Date.now() > deadline)
+        throw new ClusterSetupError(
+          `Embedded PostgreSQL in ${dir} did not answer within ${READY_TIMEOUT_MS / 1000} s (log: ${path.join(dir, LOG_FILE)})`,
+        );
     } finally {
       await probe.end({ timeout: 1 });
     }
@@ -291,7 +309,10 @@ async function stopPid(pid: number): Promise<void> {
   // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
   // On a machine too busy to finish that in a minute, SIGQUIT ends it at once
   // (the next start recovers from the WAL).
-  for (const [signal, tries] of [["SIGINT", 600], ["SIGQUIT", 100]] as const) {
+  for (const [signal, tries] of [
+    ["SIGINT", 600],
+    ["SIGQUIT", 100],
+  ] as const) {
     try {
       process.kill(pid, signal);
     } catch {

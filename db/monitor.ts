@@ -19,10 +19,18 @@ export type MonitorOptions = {
 const PROBE_TIMEOUT_MS = 3000;
 
 /** `stop` resolves once a check in flight (a revive included) has finished, so nothing starts after it. */
-export function startDatabaseMonitor({ url, onChange, revive, everyMs = 1000, pooled = false }: MonitorOptions): { stop: () => Promise<void> } {
+export function startDatabaseMonitor({ url, onChange, revive, everyMs = 1000, pooled = false }: MonitorOptions): {
+  stop: () => Promise<void>;
+} {
   // Behind a transaction pooler the probe's statement would be prepared on one server session and
   // looked up on another (postgres-js re-prepares it then, a wasted round trip): unnamed, as the pool's.
-  const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: PROBE_TIMEOUT_MS / 1000, backoff: reconnectBackoff, prepare: !pooled });
+  const probe = postgres(url, {
+    max: 1,
+    onnotice: () => {},
+    connect_timeout: PROBE_TIMEOUT_MS / 1000,
+    backoff: reconnectBackoff,
+    prepare: !pooled,
+  });
   let up = true;
   let checking: Promise<void> | undefined;
   const check = async () => {

@@ -73,7 +73,10 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
   const runAs = postgresUser();
   if (runAs) {
     const blocked = unreachableAncestor(runDir, runAs);
-    if (blocked) throw new ClusterSetupError(`PgBouncer runs as the postgres user, which cannot reach ${runDir} (${blocked} is not searchable by it): choose a directory under the project cache.`);
+    if (blocked)
+      throw new ClusterSetupError(
+        `PgBouncer runs as the postgres user, which cannot reach ${runDir} (${blocked} is not searchable by it): choose a directory under the project cache.`,
+      );
   }
   makeOwnedDir(runDir, runAs, 0o700);
 
@@ -152,7 +155,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
   while (!listening(logPath, logStart, options.port)) {
     if (exited || Date.now() > deadline) {
       await stop();
-      const why = exited ? `it exited at start-up: ${lastError(logPath) ?? "no error logged"}` : `it did not listen within ${READY_TIMEOUT_MS / 1000} s`;
+      const why = exited
+        ? `it exited at start-up: ${lastError(logPath) ?? "no error logged"}`
+        : `it did not listen within ${READY_TIMEOUT_MS / 1000} s`;
       throw new ClusterSetupError(`PgBouncer on port ${options.port} could not start: ${why} (log: ${logPath})`);
     }
     await new Promise((r) => setTimeout(r, 50));

@@ -31,7 +31,9 @@ export function writeRunFile(run: Omit<RunFile, "pid">): () => void {
 export function runningServer(matches: (run: RunFile) => boolean): RunFile | undefined {
   let names: string[];
   try {
-    names = readdirSync(runDir).filter((n) => /^server-\d+\.json$/.test(n)).sort();
+    names = readdirSync(runDir)
+      .filter((n) => /^server-\d+\.json$/.test(n))
+      .sort();
   } catch {
     return undefined;
   }

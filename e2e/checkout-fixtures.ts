@@ -22,8 +22,12 @@ export async function effectsOf(db: Sql, key: string): Promise<KeyEffects> {
   const [orders, payments, ledger, keys] = await Promise.all([
     db<KeyEffects["orders"]>`select id, status, payment_id from orders where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`,
     db<KeyEffects["payments"]>`select id, status, amount_minor from payments where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`,
-    db<KeyEffects["ledger"]>`select direction, amount_minor from ledger_entries where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`,
-    db<NonNullable<KeyEffects["key"]>[]>`select state, response_status, replay_count from idempotency_keys where tenant_id = ${DEMO_TENANT} and key = ${key}`,
+    db<
+      KeyEffects["ledger"]
+    >`select direction, amount_minor from ledger_entries where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`,
+    db<
+      NonNullable<KeyEffects["key"]>[]
+    >`select state, response_status, replay_count from idempotency_keys where tenant_id = ${DEMO_TENANT} and key = ${key}`,
   ]);
   return { orders, payments, ledger, key: keys[0] };
 }

@@ -16,7 +16,18 @@ export const bin = (name: string) => path.join(root, "node_modules", ".bin", nam
 /** The production server of the build (server/serve.ts, `next start` with the edge in front); HOST and PORT from its environment. */
 export const serverCommand = (): string[] => [process.execPath, "--import", "tsx", path.join(root, "server", "serve.ts")];
 const STAMP = path.join(root, ".next", "eo-source-stamp");
-const SOURCES = ["app", "server", "db", "instrumentation.ts", "instrumentation.node.ts", "proxy.ts", "next.config.js", "package-lock.json", "patches", "tsconfig.json"];
+const SOURCES = [
+  "app",
+  "server",
+  "db",
+  "instrumentation.ts",
+  "instrumentation.node.ts",
+  "proxy.ts",
+  "next.config.js",
+  "package-lock.json",
+  "patches",
+  "tsconfig.json",
+];
 
 /** A digest of every source file's path, size and mtime: cheap, and changes with any edit. */
 function sourceStamp(): string {
@@ -34,19 +45,26 @@ function sourceStamp(): string {
   return hash.digest("hex");
 }
 
-const current = (stamp: string) => existsSync(path.join(root, ".next", "BUILD_ID")) && existsSync(STAMP) && readFileSync(STAMP, "utf8") === stamp;
+const current = (stamp: string) =>
+  existsSync(path.join(root, ".next", "BUILD_ID")) && existsSync(STAMP) && readFileSync(STAMP, "utf8") === stamp;
 
 /** Builds unless a build of these sources exists; throws with one line when the build fails. */
 export async function ensureBuild(log: (line: string) => void): Promise<void> {
   const stamp = sourceStamp();
   if (current(stamp)) return;
   mkdirSync(stateDir, { recursive: true });
-  const release = await acquireFileLock(path.join(stateDir, "build.lock"), (holder) => log(`Waiting for the build that ${holder} is running…`));
+  const release = await acquireFileLock(path.join(stateDir, "build.lock"), (holder) =>
+    log(`Waiting for the build that ${holder} is running…`),
+  );
   try {
     // The build we waited for may be the one we need.
     if (current(stamp)) return;
     log("No build of the current sources: running next build…");
-    const build = spawnSync(bin("next"), ["build"], { cwd: root, stdio: ["ignore", 2, 2], env: { ...process.env, NODE_ENV: "production" } });
+    const build = spawnSync(bin("next"), ["build"], {
+      cwd: root,
+      stdio: ["ignore", 2, 2],
+      env: { ...process.env, NODE_ENV: "production" },
+    });
     if (build.status !== 0) throw new Error(`next build failed (exit code ${build.status ?? build.signal}); its output is above`);
     writeFileSync(STAMP, stamp);
   } finally {

@@ -88,7 +88,8 @@ async function main(): Promise<void> {
   const statsPort = values["stats-port"] === undefined ? undefined : port("stats-port", values["stats-port"], 0);
   const { DEFAULT_PROMETHEUS_PORT, startPrometheus } = await import("./cluster/prometheus");
   const prometheusPort = port("prometheus-port", values["prometheus-port"], DEFAULT_PROMETHEUS_PORT);
-  if (!values.ha && (values["ha-port"] !== undefined || values.async || values["ha-dir"] !== undefined)) fail("--ha-port, --ha-dir and --async go with --ha");
+  if (!values.ha && (values["ha-port"] !== undefined || values.async || values["ha-dir"] !== undefined))
+    fail("--ha-port, --ha-dir and --async go with --ha");
   // The last of the eight ports must be a port too.
   const haPort = port("ha-port", values["ha-port"], 5440);
   if (values.ha) port("ha-port", String(haPort + 7), 0);
@@ -105,7 +106,8 @@ async function main(): Promise<void> {
     process.stderr.write(`ADMIN_PASSWORD is unset: /admin accepts the demo password "${process.env.ADMIN_PASSWORD}".\n`);
   }
   const { env, BAD_PORTS } = await import("../server/env");
-  if (BAD_PORTS.has(prometheusPort)) fail(`--prometheus-port ${prometheusPort} is a port that fetch refuses (WHATWG bad port); choose another`);
+  if (BAD_PORTS.has(prometheusPort))
+    fail(`--prometheus-port ${prometheusPort} is a port that fetch refuses (WHATWG bad port); choose another`);
   const { startEmbedded } = await import("../db/bootstrap");
   const { databaseSettings } = await import("../server/database");
   const { writeRunFile } = await import("../db/run-file");
@@ -120,7 +122,12 @@ async function main(): Promise<void> {
   let primaryUrl = env.DATABASE_URL;
   if (values.ha) {
     if (primaryUrl) fail("--ha runs its own database: unset DATABASE_URL");
-    ha = await startHaDatabase({ ports: haPortsFrom(haPort), runDir: values["ha-dir"] ? path.resolve(values["ha-dir"]) : runsAsRoot() ? path.join(cacheDir(), "ha") : path.join(stateDir, "ha"), synchronous: !values.async, onLog: note });
+    ha = await startHaDatabase({
+      ports: haPortsFrom(haPort),
+      runDir: values["ha-dir"] ? path.resolve(values["ha-dir"]) : runsAsRoot() ? path.join(cacheDir(), "ha") : path.join(stateDir, "ha"),
+      synchronous: !values.async,
+      onLog: note,
+    });
     primaryUrl = ha.url;
   } else if (!primaryUrl) {
     embedded = await startEmbedded(databaseSettings(), true);
@@ -153,21 +160,33 @@ async function main(): Promise<void> {
     throw error;
   });
   const prometheus = values.prometheus
-    ? await startPrometheus({ port: prometheusPort, targets: cluster.instances.map((i) => new URL(i.url).host), runDir: path.join(stateDir, "cluster") }).catch(
-        async (error: unknown) => {
-          await cluster.stop();
-          await stopEmbedded();
-          throw error;
-        },
-      )
+    ? await startPrometheus({
+        port: prometheusPort,
+        targets: cluster.instances.map((i) => new URL(i.url).host),
+        runDir: path.join(stateDir, "cluster"),
+      }).catch(async (error: unknown) => {
+        await cluster.stop();
+        await stopEmbedded();
+        throw error;
+      })
     : undefined;
   // The CLIs (tenant, reconcile, keys:*) find the primary and the stand-in here, as with `npm start`.
-  const removeRunFile = writeRunFile({ url: cluster.url, databaseUrl: primaryUrl, pspUrl: cluster.pspUrl, embeddedDir: embedded?.dir, ha: ha !== undefined });
+  const removeRunFile = writeRunFile({
+    url: cluster.url,
+    databaseUrl: primaryUrl,
+    pspUrl: cluster.pspUrl,
+    embeddedDir: embedded?.dir,
+    ha: ha !== undefined,
+  });
 
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    const database = ha ? " and the HA database (HAProxy's PostgreSQL side, Patroni, PostgreSQL, etcd)" : embedded?.owned ? " and PostgreSQL" : "";
+    const database = ha
+      ? " and the HA database (HAProxy's PostgreSQL side, Patroni, PostgreSQL, etcd)"
+      : embedded?.owned
+        ? " and PostgreSQL"
+        : "";
     note(`${signal}: stopping ${prometheus ? "Prometheus, " : ""}HAProxy, the instances, the stand-in, PgBouncer${database}…`);
     removeRunFile();
     await prometheus?.stop();
@@ -188,7 +207,9 @@ async function main(): Promise<void> {
     ...(ha
       ? [
           `PostgreSQL       ${new URL(ha.url).host} (HAProxy: the primary, by Patroni's GET /primary), ${new URL(ha.replicaUrl).host} (a standby, GET /replica)`,
-          ...ha.nodes.map((n) => `  node ${n.name}      PostgreSQL 15 on 127.0.0.1:${n.pgPort}, Patroni REST on http://127.0.0.1:${n.restPort}/`),
+          ...ha.nodes.map(
+            (n) => `  node ${n.name}      PostgreSQL 15 on 127.0.0.1:${n.pgPort}, Patroni REST on http://127.0.0.1:${n.restPort}/`,
+          ),
           `  etcd           ${ha.etcdUrl} (one member)`,
           `  Patroni        ${ha.synchronous() ? "synchronous_mode" : "asynchronous replication"}, ttl ${HA_TIMINGS.ttl} s, loop_wait ${HA_TIMINGS.loop_wait} s, retry_timeout ${HA_TIMINGS.retry_timeout} s; patronictl -c ${shortPath(ha.nodes[0]!.configPath)} list`,
         ]

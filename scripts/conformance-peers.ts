@@ -13,7 +13,12 @@ import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { IdempotencyAlreadyInProgressError, IdempotencyConfig, IdempotencyValidationError, makeIdempotent } from "@aws-lambda-powertools/idempotency";
+import {
+  IdempotencyAlreadyInProgressError,
+  IdempotencyConfig,
+  IdempotencyValidationError,
+  makeIdempotent,
+} from "@aws-lambda-powertools/idempotency";
 import { CachePersistenceLayer } from "@aws-lambda-powertools/idempotency/cache";
 import { Idempotency, IdempotencyError, IdempotencyErrorCodes } from "@node-idempotency/core";
 import { RedisStorageAdapter } from "@node-idempotency/storage-adapter-redis";
@@ -43,7 +48,9 @@ type Answer = { status: number; body: unknown; headers?: Record<string, string> 
 type Pay = (credential: string, input: Record<string, unknown>) => Promise<Answer>;
 /** A library around `pay`: the whole POST, given its key header and parsed body. */
 type Wrapped = (credential: string, key: string | undefined, body: Record<string, unknown>, raw: string) => Promise<Answer>;
-type Peer = { name: string; how: string; port: number; wrap: (pay: Pay) => Wrapped } | { name: string; how: string; port: number; express: (pay: Pay) => express.RequestHandler[] };
+type Peer =
+  | { name: string; how: string; port: number; wrap: (pay: Pay) => Wrapped }
+  | { name: string; how: string; port: number; express: (pay: Pay) => express.RequestHandler[] };
 
 /** The endpoint every library wraps: a payment that takes WORK_MS, kept per credential, and its count. */
 function serve(peer: Peer): Promise<string> {
@@ -80,7 +87,9 @@ function serveExpress(peer: Extract<Peer, { express: unknown }>): Promise<string
   app.get("/payments/count", (req, res) => void res.json({ count: count(credentialOf(req.headers.authorization)!) }));
   app.post("/payments", ...peer.express(pay));
   // The library passes its refusals to `next(error)`: answered as Express answers an error without a status (500), not logged.
-  app.use(((error: Error, _req, res, _next) => void res.status(500).json({ message: error.message })) satisfies express.ErrorRequestHandler);
+  app.use(
+    ((error: Error, _req, res, _next) => void res.status(500).json({ message: error.message })) satisfies express.ErrorRequestHandler,
+  );
   return listen(http.createServer(app), peer.port);
 }
 
@@ -103,9 +112,12 @@ function serveHttp(peer: Extract<Peer, { wrap: unknown }>): Promise<string> {
       } catch {
         return void send({ status: 400, body: { message: "Invalid JSON" } });
       }
-      if (typeof body.amount !== "number" || typeof body.currency !== "string") return void send({ status: 400, body: { message: "amount and currency are required" } });
+      if (typeof body.amount !== "number" || typeof body.currency !== "string")
+        return void send({ status: 400, body: { message: "amount and currency are required" } });
       const key = req.headers["idempotency-key"];
-      handle(credential, typeof key === "string" ? key : undefined, body, raw).then(send, (error: unknown) => send({ status: 500, body: { message: String(error) } }));
+      handle(credential, typeof key === "string" ? key : undefined, body, raw).then(send, (error: unknown) =>
+        send({ status: 500, body: { message: String(error) } }),
+      );
     });
   });
   return listen(server, peer.port);
@@ -124,13 +136,22 @@ function peers(redis: CacheClient, adapter: RedisStorageAdapter, expressAdapter:
     [IdempotencyErrorCodes.REQUEST_IN_PROGRESS]: 409,
   };
   const powertools = (withContext: boolean) => (pay: Pay) => {
-    const config = new IdempotencyConfig({ eventKeyJmesPath: 'headers."idempotency-key"', payloadValidationJmesPath: "powertools_json(body)", expiresAfterSeconds: TTL_S });
-    // A Lambda's context tells how long an in-progress record may be trusted (the function's remaining time).
-    if (withContext) config.registerLambdaContext({ getRemainingTimeInMillis: () => 10_000 } as Parameters<IdempotencyConfig["registerLambdaContext"]>[0]);
-    const handler = makeIdempotent(async (event: { headers: Record<string, string | undefined>; body: string; credential: string }) => pay(event.credential, JSON.parse(event.body) as Record<string, unknown>), {
-      persistenceStore: new CachePersistenceLayer({ client: redis }),
-      config,
+    const config = new IdempotencyConfig({
+      eventKeyJmesPath: 'headers."idempotency-key"',
+      payloadValidationJmesPath: "powertools_json(body)",
+      expiresAfterSeconds: TTL_S,
     });
+    // A Lambda's context tells how long an in-progress record may be trusted (the function's remaining time).
+    if (withContext)
+      config.registerLambdaContext({ getRemainingTimeInMillis: () => 10_000 } as Parameters<IdempotencyConfig["registerLambdaContext"]>[0]);
+    const handler = makeIdempotent(
+      async (event: { headers: Record<string, string | undefined>; body: string; credential: string }) =>
+        pay(event.credential, JSON.parse(event.body) as Record<string, unknown>),
+      {
+        persistenceStore: new CachePersistenceLayer({ client: redis }),
+        config,
+      },
+    );
     return (async (credential, key, _body, raw) => {
       try {
         return await handler({ headers: { "idempotency-key": key }, body: raw, credential });
@@ -151,11 +172,16 @@ function peers(redis: CacheClient, adapter: RedisStorageAdapter, expressAdapter:
         const req = { headers: key === undefined ? {} : { "idempotency-key": key }, body, path: "/payments", method: "POST" };
         try {
           const stored = await nodeIdempotency.onRequest<Answer["body"], unknown>(req);
-          if (stored) return { status: Number(stored.additional?.statusCode ?? 200), body: stored.body, headers: { "idempotent-replayed": "true" } };
+          if (stored)
+            return { status: Number(stored.additional?.statusCode ?? 200), body: stored.body, headers: { "idempotent-replayed": "true" } };
         } catch (error) {
           if (!(error instanceof IdempotencyError)) throw error;
           const inProgress = error.code === IdempotencyErrorCodes.REQUEST_IN_PROGRESS;
-          return { status: nodeStatus[error.code], body: { message: error.message }, ...(inProgress ? { headers: { "retry-after": "1" } } : {}) };
+          return {
+            status: nodeStatus[error.code],
+            body: { message: error.message },
+            ...(inProgress ? { headers: { "retry-after": "1" } } : {}),
+          };
         }
         const answer = await pay(credential, body);
         await nodeIdempotency.onResponse(req, { body: answer.body, additional: { statusCode: answer.status } });
@@ -164,7 +190,7 @@ function peers(redis: CacheClient, adapter: RedisStorageAdapter, expressAdapter:
     },
     {
       name: "@aws-lambda-powertools/idempotency + Redis, with its Lambda context",
-      how: "`makeIdempotent` with `CachePersistenceLayer` (Redis), `eventKeyJmesPath` the `Idempotency-Key` header, `payloadValidationJmesPath` the parsed body, `registerLambdaContext` as its docs ask; in-progress 409, validation 422. With the cache layer, payload validation refuses even a byte-identical retry (422; the same with `payloadValidationJmesPath: \"body\"`, and with the library called directly, two calls with one event)",
+      how: '`makeIdempotent` with `CachePersistenceLayer` (Redis), `eventKeyJmesPath` the `Idempotency-Key` header, `payloadValidationJmesPath` the parsed body, `registerLambdaContext` as its docs ask; in-progress 409, validation 422. With the cache layer, payload validation refuses even a byte-identical retry (422; the same with `payloadValidationJmesPath: "body"`, and with the library called directly, two calls with one event)',
       port: 3252,
       wrap: powertools(true),
     },
@@ -183,7 +209,8 @@ function peers(redis: CacheClient, adapter: RedisStorageAdapter, expressAdapter:
         (req, res, next) => {
           if (getSharedIdempotencyService().isHit(req)) return;
           const body = req.body as Record<string, unknown>;
-          if (typeof body.amount !== "number" || typeof body.currency !== "string") return void res.status(400).json({ message: "amount and currency are required" });
+          if (typeof body.amount !== "number" || typeof body.currency !== "string")
+            return void res.status(400).json({ message: "amount and currency are required" });
           pay(credentialOf(req.headers.authorization)!, body).then((a) => void res.status(a.status).json(a.body), next);
         },
       ],
@@ -223,8 +250,19 @@ function render(rows: Row[], command: string, at: string): string {
     if (unsafe.length === 0) continue;
     lines.push(`### ${r.name}`, "");
     for (const c of unsafe) {
-      lines.push(`- **${c.name}**: ${c.findings.filter((f) => f.kind === "unsafe").map((f) => f.text).join("; ")}`);
-      const evidence = [...c.details, ...c.exchanges.filter((x) => x.label.startsWith("count") || x.answer === undefined || x.answer.status >= 200).slice(0, 6).map((x) => `${x.label}: ${x.answer ? `${x.answer.status} ${x.answer.body.slice(0, 100)}` : x.error}`)];
+      lines.push(
+        `- **${c.name}**: ${c.findings
+          .filter((f) => f.kind === "unsafe")
+          .map((f) => f.text)
+          .join("; ")}`,
+      );
+      const evidence = [
+        ...c.details,
+        ...c.exchanges
+          .filter((x) => x.label.startsWith("count") || x.answer === undefined || x.answer.status >= 200)
+          .slice(0, 6)
+          .map((x) => `${x.label}: ${x.answer ? `${x.answer.status} ${x.answer.body.slice(0, 100)}` : x.error}`),
+      ];
       for (const e of evidence.slice(0, 6)) lines.push(`  - \`${e.replace(/`/g, "'").slice(0, 160)}\``);
     }
     lines.push("");
@@ -281,7 +319,11 @@ async function main(): Promise<number> {
     await expressAdapter.disconnect();
     redis.destroy();
   }
-  const app: Row = { name: "this app (`/api/v1/payments`)", how: "this repository's middleware, `npm run test:conformance` over REST", reports: {} };
+  const app: Row = {
+    name: "this app (`/api/v1/payments`)",
+    how: "this repository's middleware, `npm run test:conformance` over REST",
+    reports: {},
+  };
   for (const profile of PROFILE_NAMES) {
     const file = path.join(APP_REPORTS, profile === "exactly-once" ? "rest.json" : `rest-${profile}.json`);
     if (existsSync(file)) app.reports[profile] = JSON.parse(readFileSync(file, "utf8")) as Report;

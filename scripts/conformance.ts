@@ -63,7 +63,10 @@ async function healthy(url: string, ms = 300_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     if (stopping) throw new Error("stopped");
-    const ok = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (app && app.exitCode !== null) throw new Error(`the app exited with ${app.exitCode} before it was healthy`);
     if (Date.now() > deadline) throw new Error(`${url} not healthy within ${ms / 1000} s`);
@@ -87,14 +90,30 @@ async function tenants(url: string, names: string[]): Promise<string[]> {
 function kit(name: string, args: string[]): Promise<number> {
   say(`${name}: exactly-once-check ${args.map((a) => (a.includes("Bearer ") ? a.replace(/Bearer \S+/, "Bearer …") : a)).join(" ")}`);
   return new Promise((resolve) => {
-    const child = spawn(BIN, [...args, "--junit", path.join(REPORTS, `${name}.xml`), "--json", path.join(REPORTS, `${name}.json`)], { stdio: "inherit" });
+    const child = spawn(BIN, [...args, "--junit", path.join(REPORTS, `${name}.xml`), "--json", path.join(REPORTS, `${name}.json`)], {
+      stdio: "inherit",
+    });
     child.on("exit", (code) => resolve(code ?? 1));
   });
 }
 
 function kitArgs(url: string, countBase: string, token: string, other: string, profile = "exactly-once"): string[] {
   // This app's own contract is the strictest profile; the others are run for the published matrix (docs/CONFORMANCE.md).
-  return [url, "--profile", profile, "--data", PAYMENT, "-H", `Authorization: Bearer ${token}`, "--other-header", `Authorization: Bearer ${other}`, "--count-url", `${countBase}/api/v1/payments?limit=100`, "--ttl", String(TTL_S)];
+  return [
+    url,
+    "--profile",
+    profile,
+    "--data",
+    PAYMENT,
+    "-H",
+    `Authorization: Bearer ${token}`,
+    "--other-header",
+    `Authorization: Bearer ${other}`,
+    "--count-url",
+    `${countBase}/api/v1/payments?limit=100`,
+    "--ttl",
+    String(TTL_S),
+  ];
 }
 
 async function main(): Promise<number> {
@@ -105,18 +124,40 @@ async function main(): Promise<number> {
   const codes: Record<string, number> = {};
   try {
     database = await createFreshDatabase("conformance");
-    const [rest, trpc, viaProxy, other] = await tenants(database.url, ["conformance-rest", "conformance-trpc", "conformance-cluster", "conformance-other"]);
+    const [rest, trpc, viaProxy, other] = await tenants(database.url, [
+      "conformance-rest",
+      "conformance-trpc",
+      "conformance-cluster",
+      "conformance-other",
+    ]);
     // A stand-in of its own on this range's port, never one another run left on PSP_URL.
-    const env: NodeJS.ProcessEnv = { ...process.env, ...APP_ENV, HOST: "127.0.0.1", PORT: String(PORTS.app), DATABASE_URL: database.url, PSP_PORT: String(PORTS.appPsp) };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...APP_ENV,
+      HOST: "127.0.0.1",
+      PORT: String(PORTS.app),
+      DATABASE_URL: database.url,
+      PSP_PORT: String(PORTS.appPsp),
+    };
     delete env.PSP_URL;
-    app = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: projectRoot, detached: true, stdio: ["ignore", "inherit", "inherit"], env });
+    app = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+      cwd: projectRoot,
+      detached: true,
+      stdio: ["ignore", "inherit", "inherit"],
+      env,
+    });
     const appUrl = `http://127.0.0.1:${PORTS.app}`;
     await healthy(appUrl);
     say(`the app serves on ${appUrl}`);
     codes.rest = await kit("rest", kitArgs(`${appUrl}/api/v1/payments`, appUrl, rest!, other!));
     codes.trpc = await kit("trpc", [...kitArgs(`${appUrl}/api/trpc/payments.create`, appUrl, trpc!, other!), "--trpc"]);
     // The other profiles hold the app to others' conventions: their deviations are expected, an unsafe finding is not.
-    for (const profile of OTHER_PROFILES) codes[`rest-${profile}`] = await kit(`rest-${profile}`, [...kitArgs(`${appUrl}/api/v1/payments`, appUrl, rest!, other!, profile), "--fail-on", "unsafe"]);
+    for (const profile of OTHER_PROFILES)
+      codes[`rest-${profile}`] = await kit(`rest-${profile}`, [
+        ...kitArgs(`${appUrl}/api/v1/payments`, appUrl, rest!, other!, profile),
+        "--fail-on",
+        "unsafe",
+      ]);
     await stopApp();
     if (stopping) return 130;
 
@@ -140,7 +181,11 @@ async function main(): Promise<number> {
     rmSync(runDir, { recursive: true, force: true });
   }
   const failed = Object.entries(codes).filter(([, c]) => c !== 0);
-  say(`${Object.entries(codes).map(([k, c]) => `${k}: exit ${c}`).join(", ")}; JUnit in ${path.relative(projectRoot, REPORTS)}/`);
+  say(
+    `${Object.entries(codes)
+      .map(([k, c]) => `${k}: exit ${c}`)
+      .join(", ")}; JUnit in ${path.relative(projectRoot, REPORTS)}/`,
+  );
   return failed.length === 0 && Object.keys(codes).length === 3 + OTHER_PROFILES.length ? 0 : 1;
 }
 

@@ -21,7 +21,11 @@ const tenantFlag = args.indexOf("--tenant");
 const tenantId = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
 
 runCli(async () => {
-  const [{ completer }, { database }, { needsAttention }] = await Promise.all([import("../server/app"), import("../db/client"), import("@exactly-once/trpc")]);
+  const [{ completer }, { database }, { needsAttention }] = await Promise.all([
+    import("../server/app"),
+    import("../db/client"),
+    import("@exactly-once/trpc"),
+  ]);
   const outcomes = await completer.completeDueKeys(tenantId === undefined ? {} : { tenantId });
   for (const o of outcomes) {
     const what = o.outcome === "completed" ? `completed (${o.status})` : `${o.outcome.replace("_", " ")}: ${o.detail}`;
@@ -31,7 +35,9 @@ runCli(async () => {
   process.stdout.write(`Completed ${completed} of ${outcomes.length} due idempotency keys.\n`);
   const { sql } = database();
   const tenant = tenantId === undefined ? sql`` : sql`and k.tenant_id = ${tenantId}`;
-  const [waiting] = await sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys k where ${needsAttention(sql, "k")} ${tenant}`;
+  const [waiting] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from idempotency_keys k where ${needsAttention(sql, "k")} ${tenant}`;
   if (waiting!.n > 0) process.stdout.write(`${waiting!.n} idempotency key(s) need attention: see /admin, or resume them there.\n`);
   return waiting!.n > 0 ? 1 : 0;
 });

@@ -84,7 +84,8 @@ if (command === "add") {
   });
 } else if (command === "list" && !name) {
   runCli(async (booted) => {
-    for (const o of await listOperators(booted.db)) process.stdout.write(`${o.name}\t${o.role}${o.demo ? "\t(demo operator, demo mode only)" : ""}\n`);
+    for (const o of await listOperators(booted.db))
+      process.stdout.write(`${o.name}\t${o.role}${o.demo ? "\t(demo operator, demo mode only)" : ""}\n`);
     return 0;
   });
 } else {

@@ -26,13 +26,19 @@ const tenantId = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
 
 runCli(async (booted) => {
   const listed = await paymentProvider().listCharges();
-  if (listed.kind !== "ok") throw new Error(`Cannot list the provider's charges at ${pspUrl()} (${listed.kind}); is the app (and its stand-in) running?`);
+  if (listed.kind !== "ok")
+    throw new Error(`Cannot list the provider's charges at ${pspUrl()} (${listed.kind}); is the app (and its stand-in) running?`);
   const leaveOut = await labPaymentIds(booted.db, DEMO_TENANT.id);
   const differences = await reconcile(booted.db, listed.charges, { tenantId, pendingGraceMs: settleWithinMs(), leaveOut });
   const labCharges = listed.charges.filter((c) => c.reference !== null && leaveOut.has(c.reference)).length;
-  const lab = leaveOut.size > 0 ? ` Left out: ${leaveOut.size} payment(s) and ${labCharges} charge(s) of the failure lab (/lab), whose unprotected twin double-charges on purpose.` : "";
+  const lab =
+    leaveOut.size > 0
+      ? ` Left out: ${leaveOut.size} payment(s) and ${labCharges} charge(s) of the failure lab (/lab), whose unprotected twin double-charges on purpose.`
+      : "";
   if (differences.length === 0) {
-    process.stdout.write(`Reconciled: the ledger matches the provider's ${listed.charges.length - labCharges} charges${tenantId ? ` for tenant ${tenantId}` : ""}.${lab}\n`);
+    process.stdout.write(
+      `Reconciled: the ledger matches the provider's ${listed.charges.length - labCharges} charges${tenantId ? ` for tenant ${tenantId}` : ""}.${lab}\n`,
+    );
     return 0;
   }
   if (lab) process.stdout.write(`${lab.trim()}\n`);

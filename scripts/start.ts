@@ -46,8 +46,14 @@ async function main(): Promise<void> {
   // Checked here, before a build, so a bad setting costs a second, not a minute.
   const { env } = await import("../server/env");
   if (!loopback(env.HOST)) {
-    const demo = [env.ADMIN_PASSWORD === DEMO_ADMIN_PASSWORD && "the demo ADMIN_PASSWORD", env.PSP_WEBHOOK_SECRET === DEMO_WEBHOOK_SECRET && "the demo PSP_WEBHOOK_SECRET"].filter(Boolean);
-    if (demo.length > 0) fail(`HOST=${env.HOST} listens beyond this machine while ${demo.join(" and ")} is in use: set your own, or leave HOST unset (127.0.0.1).`);
+    const demo = [
+      env.ADMIN_PASSWORD === DEMO_ADMIN_PASSWORD && "the demo ADMIN_PASSWORD",
+      env.PSP_WEBHOOK_SECRET === DEMO_WEBHOOK_SECRET && "the demo PSP_WEBHOOK_SECRET",
+    ].filter(Boolean);
+    if (demo.length > 0)
+      fail(
+        `HOST=${env.HOST} listens beyond this machine while ${demo.join(" and ")} is in use: set your own, or leave HOST unset (127.0.0.1).`,
+      );
   }
   const { ensureBuild, serverCommand } = await import("./build");
   const { projectRoot } = await import("../db/cluster-home");
@@ -71,7 +77,12 @@ async function main(): Promise<void> {
   process.on("SIGTERM", forward);
   process.on("SIGINT", forward);
   server.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + constants.signals[signal] : 1)));
-  await announceWhenReady(`http://${env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST}:${env.PORT}`, env.ADMIN_PASSWORD === DEMO_ADMIN_PASSWORD, env.DEMO_MODE, () => forwarded || server.exitCode !== null);
+  await announceWhenReady(
+    `http://${env.HOST.includes(":") ? `[${env.HOST}]` : env.HOST}:${env.PORT}`,
+    env.ADMIN_PASSWORD === DEMO_ADMIN_PASSWORD,
+    env.DEMO_MODE,
+    () => forwarded || server.exitCode !== null,
+  );
 }
 
 /**
@@ -86,7 +97,12 @@ async function announceWhenReady(url: string, demoPassword: boolean, lab: boolea
       () => false,
     );
     if (healthy) {
-      const pages = [`${url}/checkout`, ...(lab ? [`${url}/lab`] : []), `${url}/admin${demoPassword ? ` (password "${DEMO_ADMIN_PASSWORD}")` : ""}`, `${url}/docs`];
+      const pages = [
+        `${url}/checkout`,
+        ...(lab ? [`${url}/lab`] : []),
+        `${url}/admin${demoPassword ? ` (password "${DEMO_ADMIN_PASSWORD}")` : ""}`,
+        `${url}/docs`,
+      ];
       process.stderr.write(`Ready on ${url}: ${pages.join(", ")}. Ctrl-C stops everything.\n`);
       return;
     }

@@ -12,7 +12,9 @@ import { clusterDir } from "../db/cluster-home";
 import { runningServer } from "../db/run-file";
 
 const databaseUrl = process.env.DATABASE_URL;
-const server = runningServer((run) => (databaseUrl ? run.databaseUrl === databaseUrl : run.ha || run.embeddedDir === clusterDir(process.env.EMBEDDED_PG_DIR)));
+const server = runningServer((run) =>
+  databaseUrl ? run.databaseUrl === databaseUrl : run.ha || run.embeddedDir === clusterDir(process.env.EMBEDDED_PG_DIR),
+);
 if (server) {
   process.env.DATABASE_URL = server.databaseUrl;
   if (!process.env.PSP_URL && !process.env.PSP_PORT) process.env.PSP_URL = server.pspUrl;

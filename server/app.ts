@@ -48,11 +48,14 @@ import { webhooksRouter } from "./webhooks/_router";
 
 const lab = createLabPlugin(isDemoMode, () => database().sql);
 onMovement(lab.onMovement);
-const provider = createProvider(() => database().db, [
-  { observe: lab.onProviderCall, ...lab.provider },
-  // After the lab: the metrics and the provider call's span see what the app sees, simulated faults included.
-  { transport: instrument.providerFetch },
-]);
+const provider = createProvider(
+  () => database().db,
+  [
+    { observe: lab.onProviderCall, ...lab.provider },
+    // After the lab: the metrics and the provider call's span see what the app sees, simulated faults included.
+    { transport: instrument.providerFetch },
+  ],
+);
 
 /** Idempotency events, written to idempotency_events off the request path (start-up flushes it at shutdown). */
 export const eventLog = createEventLog(() => database().sql);
@@ -94,10 +97,12 @@ export const completer = createCompleter({
 const auth: AppServices["auth"] = {
   tenantForToken: (token) => tenantForToken(database().db, token),
   // Demo mode sells as the demo tenant; otherwise only as the one a deployment names (STOREFRONT_TENANT_ID).
-  storefrontTenant: async () => (isDemoMode() ? DEMO_TENANT : env.STOREFRONT_TENANT_ID ? tenantById(database().db, env.STOREFRONT_TENANT_ID) : undefined),
+  storefrontTenant: async () =>
+    isDemoMode() ? DEMO_TENANT : env.STOREFRONT_TENANT_ID ? tenantById(database().db, env.STOREFRONT_TENANT_ID) : undefined,
   adminSession: (headers) => sessionFromHeaders(database().db, headers),
   adminChange: checkAdminChange,
-  readOnlyReason: ({ operator }) => (operator.role === OperatorRole.Operator ? undefined : `Operator ${operator.name} may only read (role ${operator.role}).`),
+  readOnlyReason: ({ operator }) =>
+    operator.role === OperatorRole.Operator ? undefined : `Operator ${operator.name} may only read (role ${operator.role}).`,
 };
 
 const limits = createTenantLimits(database, { requestsPerMinute: env.TENANT_REQUESTS_PER_MINUTE, maxLiveKeys: env.TENANT_MAX_LIVE_KEYS });
@@ -107,7 +112,19 @@ export async function createContextInner(options: ContextOptions = {}): Promise<
   const pool = database();
   // The admin's overview reads DATABASE_REPLICA_URL's standby when there is one.
   const reads = env.DATABASE_REPLICA_URL ? openReplica(env.DATABASE_REPLICA_URL) : pool.sql;
-  const services = { db: pool.db, sql: pool.sql, pool, psp: provider(), events: eventLog, reads, log: logger, keys: lab.keysRuntime(idempotencyRuntime), auth, completer, limits };
+  const services = {
+    db: pool.db,
+    sql: pool.sql,
+    pool,
+    psp: provider(),
+    events: eventLog,
+    reads,
+    log: logger,
+    keys: lab.keysRuntime(idempotencyRuntime),
+    auth,
+    completer,
+    limits,
+  };
   return contextOf(services, options);
 }
 

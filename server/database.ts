@@ -11,7 +11,11 @@ import { env } from "./env";
 import { setLocalLimits } from "@exactly-once/trpc";
 import { logger } from "./logger";
 
-export const poolOptions = (options: OpenOptions = {}): OpenOptions => ({ pooled: env.DATABASE_POOLED, beginWith: setLocalLimits(TRANSACTION_LIMITS), ...options });
+export const poolOptions = (options: OpenOptions = {}): OpenOptions => ({
+  pooled: env.DATABASE_POOLED,
+  beginWith: setLocalLimits(TRANSACTION_LIMITS),
+  ...options,
+});
 
 export const databaseSettings = (): DatabaseSettings => ({
   url: env.DATABASE_URL,

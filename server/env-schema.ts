@@ -16,7 +16,10 @@ export type TraceCallers = "none" | "all" | { addresses: string[] };
 
 /** Comma-separated IP addresses, or undefined when the text is not that. */
 function ipList(value: string): string[] | undefined {
-  const addresses = value.split(",").map((a) => a.trim()).filter(Boolean);
+  const addresses = value
+    .split(",")
+    .map((a) => a.trim())
+    .filter(Boolean);
   return addresses.length > 0 && addresses.every((a) => isIP(a) !== 0) ? addresses : undefined;
 }
 
@@ -37,9 +40,9 @@ const durationMs = (fallback: number) => z.coerce.number().int().positive().defa
  * but never the app, so such a port is refused at start-up instead.
  */
 export const BAD_PORTS: ReadonlySet<number> = new Set([
-  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137,
-  139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723,
-  2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117,
+  119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636,
+  989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
 const httpPort = (fallback: number, min: number) =>
   z.coerce
@@ -104,7 +107,10 @@ const schema = z.object({
     .default("true")
     .transform((v) => v === "true"),
   /** A payment provider already running; unset: the app starts the stand-in on PSP_PORT. */
-  PSP_URL: z.url().refine((u) => !BAD_PORTS.has(Number(new URL(u).port)), { message: "uses a port that fetch refuses (WHATWG bad port)" }).optional(),
+  PSP_URL: z
+    .url()
+    .refine((u) => !BAD_PORTS.has(Number(new URL(u).port)), { message: "uses a port that fetch refuses (WHATWG bad port)" })
+    .optional(),
   PSP_PORT: httpPort(4010, 1024),
   /** How long the stand-in takes to answer for acct_test_slow. */
   PSP_SLOW_MS: z.coerce.number().int().min(0).default(3000),
@@ -124,7 +130,12 @@ const schema = z.object({
   ALLOWED_HOSTS: z
     .string()
     .default("")
-    .transform((v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(",")
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(/^[a-z0-9.-]+$|^\[[0-9a-f:]+\]$/, "must be host names without port or scheme"))),
   /**
    * Which proxies in front are believed about the client (X-Forwarded-For) and the host
@@ -198,7 +209,6 @@ const schema = z.object({
     .transform((v) => v === "true"),
 });
 
-
 export type Env = z.infer<typeof schema>;
 
 /** `building`: `next build`, which starts nothing; the server it builds is checked when it starts. */
@@ -210,7 +220,9 @@ export function parseEnv(source: Record<string, string | undefined>, { building 
     throw new Error(`Invalid environment: ${issues.join("; ")}`);
   }
   if (result.data.NODE_ENV === "production" && !result.data.ADMIN_PASSWORD && !building) {
-    throw new Error("Invalid environment: ADMIN_PASSWORD: required when NODE_ENV=production (it protects /admin); `npm start` sets a demo one when unset.");
+    throw new Error(
+      "Invalid environment: ADMIN_PASSWORD: required when NODE_ENV=production (it protects /admin); `npm start` sets a demo one when unset.",
+    );
   }
   if (result.data.DATABASE_POOLED && result.data.MIGRATE_ON_START) {
     throw new Error(
@@ -218,10 +230,14 @@ export function parseEnv(source: Record<string, string | undefined>, { building 
     );
   }
   if (result.data.DATABASE_POOLED && !result.data.DATABASE_URL) {
-    throw new Error("Invalid environment: DATABASE_POOLED: true needs DATABASE_URL (the pooler's address); the embedded PostgreSQL has no pooler in front.");
+    throw new Error(
+      "Invalid environment: DATABASE_POOLED: true needs DATABASE_URL (the pooler's address); the embedded PostgreSQL has no pooler in front.",
+    );
   }
   if (result.data.DEMO_MODE && result.data.ADMIN_PASSWORD !== undefined && result.data.ADMIN_PASSWORD !== DEMO_ADMIN_PASSWORD) {
-    throw new Error("Invalid environment:\n  DEMO_MODE: only with the demo secrets (ADMIN_PASSWORD unset or the demo one); a deployment with real secrets never simulates faults.");
+    throw new Error(
+      "Invalid environment:\n  DEMO_MODE: only with the demo secrets (ADMIN_PASSWORD unset or the demo one); a deployment with real secrets never simulates faults.",
+    );
   }
   return result.data;
 }

@@ -13,7 +13,16 @@ import { z } from "zod";
 import { isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "../db/availability";
 import { logger } from "./logger";
 import { IdempotencyError, IdempotencyKeyInProgressError, IdempotencyLeaseLostError } from "@exactly-once/trpc";
-import { isProblemSlug, PROBLEM_TYPE_BASE, problemOf, PROBLEMS, TITLES, type Problem, type ProblemSlug, type ProblemSlugOf } from "./problems";
+import {
+  isProblemSlug,
+  PROBLEM_TYPE_BASE,
+  problemOf,
+  PROBLEMS,
+  TITLES,
+  type Problem,
+  type ProblemSlug,
+  type ProblemSlugOf,
+} from "./problems";
 
 export type { Problem, ProblemSlug } from "./problems";
 
@@ -109,7 +118,9 @@ export function fewErrors<E extends { field: string; message: string }>(errors: 
 
 /** A list of fields for a detail line, as few as `fewErrors` keeps. */
 export const namedFields = (fields: string[]) =>
-  fields.length <= MAX_NAMED_FIELDS ? fields.join(", ") : `${fields.slice(0, MAX_NAMED_FIELDS).join(", ")} and ${fields.length - MAX_NAMED_FIELDS} more`;
+  fields.length <= MAX_NAMED_FIELDS
+    ? fields.join(", ")
+    : `${fields.slice(0, MAX_NAMED_FIELDS).join(", ")} and ${fields.length - MAX_NAMED_FIELDS} more`;
 
 function validationProblem(error: z.ZodError): Problem {
   // An unknown field is named itself, not the object that holds it.

@@ -17,7 +17,8 @@ const AMOUNT_PATTERN = new RegExp(`^(0\\.(0[1-9]|[1-9]\\d)|[1-9]\\d{0,${String(M
 
 /** Why a string is not an amount: the format, or which end of the range it is past. */
 function amountIssue(input: unknown): string {
-  if (typeof input !== "string" || !/^\d+\.\d{2}$/.test(input) || /^0\d/.test(input)) return 'must be a decimal string with exactly two fraction digits, such as "25.00"';
+  if (typeof input !== "string" || !/^\d+\.\d{2}$/.test(input) || /^0\d/.test(input))
+    return 'must be a decimal string with exactly two fraction digits, such as "25.00"';
   return /^0\.00$/.test(input) ? "must be greater than 0.00" : `must be at most ${formatMinor(MAX_MINOR)}`;
 }
 
@@ -26,11 +27,13 @@ function amountIssue(input: unknown): string {
  * whose canonical input holds minor units, and encodes it back to the wire
  * form ("25.00") that the procedure's own input schema parses again.
  */
-export const amountSchema = z.codec(
-  z.string({ error: 'must be a decimal string such as "25.00"' }).regex(AMOUNT_PATTERN, { error: (issue) => amountIssue(issue.input) }),
-  z.number().int(),
-  { decode: (s) => Number(s.replace(".", "")), encode: (minor) => formatMinor(minor) },
-).meta({ description: `A decimal string with exactly two fraction digits, from \`"0.01"\` to \`"${MAX_UNITS}.00"\`.` });
+export const amountSchema = z
+  .codec(
+    z.string({ error: 'must be a decimal string such as "25.00"' }).regex(AMOUNT_PATTERN, { error: (issue) => amountIssue(issue.input) }),
+    z.number().int(),
+    { decode: (s) => Number(s.replace(".", "")), encode: (minor) => formatMinor(minor) },
+  )
+  .meta({ description: `A decimal string with exactly two fraction digits, from \`"0.01"\` to \`"${MAX_UNITS}.00"\`.` });
 
 /** ISO 4217 alphabetic codes, from the list the `currency-codes` package ships (ISO's list one, dated in `publishDate`): an enum, so the document lists them. */
 export const currencySchema = z

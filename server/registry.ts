@@ -27,18 +27,20 @@ export type ProcedureRegistry<TCtx> = {
 
 export function createRegistry<TRouter extends AnyRouter>(router: TRouter): ProcedureRegistry<inferRouterContext<TRouter>> {
   // At run time `_def.procedures` is flat, keyed by the dotted path.
-  const procedures = Object.entries(router._def.procedures as Record<string, AnyProcedure>).map(([path, procedure]): RegisteredProcedure<inferRouterContext<TRouter>> => {
-    const def = procedure._def as AnyProcedure["_def"] & { output?: unknown };
-    return {
-      path,
-      meta: (def.meta ?? {}) as Meta,
-      input: def.inputs.length === 1 ? (def.inputs[0] as z.ZodType) : undefined,
-      output: def.output,
-      // What tRPC's createCaller does for one procedure (a procedure is callable with these options), without
-      // building a caller per request and walking to the procedure by its path.
-      call: (ctx, input) => procedure({ ctx, path, type: def.type, getRawInput: async () => input, signal: undefined, batchIndex: 0 }),
-    };
-  });
+  const procedures = Object.entries(router._def.procedures as Record<string, AnyProcedure>).map(
+    ([path, procedure]): RegisteredProcedure<inferRouterContext<TRouter>> => {
+      const def = procedure._def as AnyProcedure["_def"] & { output?: unknown };
+      return {
+        path,
+        meta: (def.meta ?? {}) as Meta,
+        input: def.inputs.length === 1 ? (def.inputs[0] as z.ZodType) : undefined,
+        output: def.output,
+        // What tRPC's createCaller does for one procedure (a procedure is callable with these options), without
+        // building a caller per request and walking to the procedure by its path.
+        call: (ctx, input) => procedure({ ctx, path, type: def.type, getRawInput: async () => input, signal: undefined, batchIndex: 0 }),
+      };
+    },
+  );
   const byPath = new Map(procedures.map((p) => [p.path, p]));
   return { procedures, byPath: (path) => byPath.get(path) };
 }

@@ -95,7 +95,12 @@ async function boot(): Promise<void> {
     }).stop,
   );
   started.stops.push(
-    writeRunFile({ url: `http://${env.HOST}:${env.PORT}`, databaseUrl: booted.url, pspUrl: started.psp?.url ?? env.PSP_URL!, embeddedDir: booted.embedded?.dir }),
+    writeRunFile({
+      url: `http://${env.HOST}:${env.PORT}`,
+      databaseUrl: booted.url,
+      pspUrl: started.psp?.url ?? env.PSP_URL!,
+      embeddedDir: booted.embedded?.dir,
+    }),
   );
   markReady();
   logger.info("serving");
@@ -123,7 +128,8 @@ async function waitForDatabase(): Promise<Booted> {
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
-      if (Date.now() + delay > deadline) throw new Error(`the database did not answer within DATABASE_WAIT_MS=${env.DATABASE_WAIT_MS} ms (${reason})`);
+      if (Date.now() + delay > deadline)
+        throw new Error(`the database did not answer within DATABASE_WAIT_MS=${env.DATABASE_WAIT_MS} ms (${reason})`);
       logger.warn({ reason, retryInMs: delay }, WAITING);
       await new Promise((r) => setTimeout(r, delay));
     }

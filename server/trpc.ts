@@ -139,7 +139,12 @@ export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, { 
 }
 
 export function idempotentProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
-  return tenantProcedure.meta({ idempotent: true }).input(input).use(instrument.acquisition).concat(idempotency.atomic(options)).use(instrument.handler);
+  return tenantProcedure
+    .meta({ idempotent: true })
+    .input(input)
+    .use(instrument.acquisition)
+    .concat(idempotency.atomic(options))
+    .use(instrument.handler);
 }
 
 export function recoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {

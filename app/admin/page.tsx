@@ -33,7 +33,8 @@ export default async function AdminPage({ searchParams }: { searchParams: Promis
       <div className="admin-head">
         <h1>Idempotency keys</h1>
         <p className="muted">
-          Signed in as <strong>{operator.name}</strong> ({operator.role === OperatorRole.Viewer ? "viewer: reads only" : "operator: may resume, release and purge"}
+          Signed in as <strong>{operator.name}</strong> (
+          {operator.role === OperatorRole.Viewer ? "viewer: reads only" : "operator: may resume, release and purge"}
           {operator.demo ? ", the demo operator" : ""})
         </p>
         <SignOutButton />

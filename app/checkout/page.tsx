@@ -17,8 +17,8 @@ export default async function CheckoutPage() {
       <section>
         <h1>Checkout</h1>
         <p className="lead">
-          Double-click Pay, reload mid-payment, pick a slow or flaky provider: the order is placed and charged exactly once. Each
-          attempt carries the same <code>Idempotency-Key</code>; the panel below shows them.
+          Double-click Pay, reload mid-payment, pick a slow or flaky provider: the order is placed and charged exactly once. Each attempt
+          carries the same <code>Idempotency-Key</code>; the panel below shows them.
         </p>
       </section>
       <Checkout products={products} />

@@ -34,9 +34,9 @@ export default function DocsPage() {
         <p>
           Send <code>Authorization: Bearer &lt;token&gt;</code> on every <code>/api/v1</code> call (create a tenant with{" "}
           <code>npm run --silent tenant -- create &lt;name&gt;</code>). Errors are <code>application/problem+json</code>; each{" "}
-          <code>type</code> is a page, all listed under <Link href="/docs/problems">problem types</Link>. The
-          machine-readable document is at <a href="/api/openapi.json">/api/openapi.json</a>. The examples read the server from{" "}
-          <code>$BASE</code> (such as <code>http://localhost:3000</code>) and the token from <code>$TOKEN</code>.
+          <code>type</code> is a page, all listed under <Link href="/docs/problems">problem types</Link>. The machine-readable document is
+          at <a href="/api/openapi.json">/api/openapi.json</a>. The examples read the server from <code>$BASE</code> (such as{" "}
+          <code>http://localhost:3000</code>) and the token from <code>$TOKEN</code>.
         </p>
         {shared.length > 0 && <p>Said once here rather than in every operation that takes it:</p>}
         {shared.length > 0 && (
@@ -77,9 +77,7 @@ export default function DocsPage() {
       {lists.map((list) => (
         <section key={list.id} id={list.id} className="card" aria-label={list.title}>
           <h2>{list.title}</h2>
-          <p>
-            The {list.values.length} values a field of this kind takes:
-          </p>
+          <p>The {list.values.length} values a field of this kind takes:</p>
           <p className="docs-values">
             {list.values.map((value) => (
               <code key={value}>{value}</code>

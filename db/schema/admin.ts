@@ -24,7 +24,9 @@ export const adminOperators = pgTable("admin_operators", {
   role: text("role").$type<OperatorRole>().notNull(),
   passwordHash: text("password_hash").notNull(),
   demo: boolean("demo").notNull().default(false),
-  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().default(sql`now()`),
+  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" })
+    .notNull()
+    .default(sql`now()`),
 });
 
 export const AdminAction = {
@@ -49,7 +51,9 @@ export const adminAuditLog = pgTable(
     key: text("key"),
     /** What the action found and changed (the old lease, how many rows were deleted). */
     detail: jsonb("detail").$type<Record<string, unknown>>().notNull().default({}),
-    at: timestamp("at", { withTimezone: true, mode: "date" }).notNull().default(sql`now()`),
+    at: timestamp("at", { withTimezone: true, mode: "date" })
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [index("admin_audit_log_at_idx").on(t.at)],
 );
@@ -65,7 +69,9 @@ export const adminSessions = pgTable(
     id: text("id").primaryKey(),
     /** Whose session; removing the operator ends it. Null rows (from before operator accounts) never count. */
     operator: text("operator").references(() => adminOperators.name, { onDelete: "cascade" }),
-    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().default(sql`now()`),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" })
+      .notNull()
+      .default(sql`now()`),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
   },
   (t) => [index("admin_sessions_expires_at_idx").on(t.expiresAt), index("admin_sessions_operator_idx").on(t.operator)],

@@ -23,7 +23,9 @@ export const idempotencyEvents = pgTable(
     waitedMs: integer("waited_ms"),
     /** The recorded OpenTelemetry trace the event happened in, when tracing recorded it. */
     traceId: text("trace_id"),
-    at: timestamp("at", { withTimezone: true, mode: "date" }).notNull().default(sql`now()`),
+    at: timestamp("at", { withTimezone: true, mode: "date" })
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [index("idempotency_events_key_idx").on(t.tenantId, t.key, t.at), index("idempotency_events_at_idx").on(t.at, t.type)],
 );

@@ -12,14 +12,21 @@ export const labRuns = pgTable("lab_runs", {
   scenario: text("scenario").notNull(),
   target: text("target").notNull(),
   /** Armed simulations; each is taken once, by whichever instance gets to it first. */
-  faults: jsonb("faults").notNull().default(sql`'{}'::jsonb`),
+  faults: jsonb("faults")
+    .notNull()
+    .default(sql`'{}'::jsonb`),
   /** Requests seen at the edge, numbered so the diagram tells the attempts apart. */
   requests: integer("requests").notNull().default(0),
   /** Payments the unprotected twin created: it has no key to find them by. */
-  naivePaymentIds: text("naive_payment_ids").array().notNull().default(sql`'{}'::text[]`),
+  naivePaymentIds: text("naive_payment_ids")
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
   /** Epoch milliseconds with a fraction, the clock the steps are measured on. */
   startedMs: doublePrecision("started_ms").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().default(sql`now()`),
+  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" })
+    .notNull()
+    .default(sql`now()`),
 });
 
 export const labSteps = pgTable(

@@ -35,8 +35,12 @@ export const payments = pgTable(
      */
     pendingAction: text("pending_action").$type<"capture" | "void">(),
     idempotencyKey: text("idempotency_key"),
-    createdAt: ts("created_at").notNull().default(sql`now()`),
-    updatedAt: ts("updated_at").notNull().default(sql`now()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`now()`),
+    updatedAt: ts("updated_at")
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [
     index("payments_tenant_created_idx").on(t.tenantId, t.createdAt, t.id),
@@ -64,7 +68,9 @@ export const refunds = pgTable(
     pspRefundId: text("psp_refund_id"),
     idempotencyKey: text("idempotency_key"),
     eventId: text("event_id"),
-    createdAt: ts("created_at").notNull().default(sql`now()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [index("refunds_payment_idx").on(t.paymentId)],
 );
@@ -76,7 +82,9 @@ export const accounts = pgTable(
     tenantId: text("tenant_id").notNull(),
     currency: text("currency").notNull(),
     balanceMinor: money("balance_minor").notNull().default(0),
-    createdAt: ts("created_at").notNull().default(sql`now()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [check("accounts_balance_not_negative", sql`${t.balanceMinor} >= 0`)],
 );
@@ -89,7 +97,9 @@ export const coupons = pgTable(
     percentOff: integer("percent_off").notNull(),
     redeemedOrderId: text("redeemed_order_id"),
     redeemedAt: ts("redeemed_at"),
-    createdAt: ts("created_at").notNull().default(sql`now()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.code] }), check("coupons_percent_range", sql`${t.percentOff} between 1 and 100`)],
 );
@@ -110,7 +120,9 @@ export const orders = pgTable(
     couponCode: text("coupon_code"),
     paymentId: text("payment_id").references(() => payments.id),
     idempotencyKey: text("idempotency_key"),
-    createdAt: ts("created_at").notNull().default(sql`now()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [index("orders_tenant_created_idx").on(t.tenantId, t.createdAt)],
 );
@@ -137,9 +149,14 @@ export const accountMovements = pgTable(
     currency: text("currency").notNull(),
     balanceAfterMinor: money("balance_after_minor").notNull(),
     idempotencyKey: text("idempotency_key").notNull(),
-    createdAt: ts("created_at").notNull().default(sql`now()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`now()`),
   },
-  (t) => [index("account_movements_account_idx").on(t.tenantId, t.accountId, t.createdAt, t.id), check("account_movements_amount_positive", sql`${t.amountMinor} > 0`)],
+  (t) => [
+    index("account_movements_account_idx").on(t.tenantId, t.accountId, t.createdAt, t.id),
+    check("account_movements_amount_positive", sql`${t.amountMinor} > 0`),
+  ],
 );
 
 /**
@@ -160,7 +177,9 @@ export const chargeAttempts = pgTable(
     error: text("error"),
     replayed: boolean("replayed").notNull(),
     elapsedMs: integer("elapsed_ms").notNull(),
-    createdAt: ts("created_at").notNull().default(sql`clock_timestamp()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`clock_timestamp()`),
   },
   (t) => [index("charge_attempts_payment_idx").on(t.paymentId, t.id)],
 );
@@ -174,7 +193,9 @@ export const webhookEvents = pgTable("webhook_events", {
   paymentId: text("payment_id"),
   /** Set when the event could not be applied as is (unknown payment, over-refund): reconciliation lists it. */
   flag: text("flag"),
-  receivedAt: ts("received_at").notNull().default(sql`now()`),
+  receivedAt: ts("received_at")
+    .notNull()
+    .default(sql`now()`),
 });
 
 /**
@@ -198,7 +219,9 @@ export const ledgerEntries = pgTable(
     paymentId: text("payment_id"),
     accountId: text("account_id"),
     orderId: text("order_id"),
-    createdAt: ts("created_at").notNull().default(sql`now()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [
     index("ledger_tenant_key_idx").on(t.tenantId, t.idempotencyKey),

@@ -5,7 +5,9 @@ import { index, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 export const tenants = pgTable("tenants", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().default(sql`now()`),
+  createdAt: timestamp("created_at", { withTimezone: true })
+    .notNull()
+    .default(sql`now()`),
 });
 
 export const apiTokens = pgTable(
@@ -18,7 +20,9 @@ export const apiTokens = pgTable(
       .references(() => tenants.id, { onDelete: "cascade" }),
     /** The first characters, so an operator can tell tokens apart. */
     prefix: text("prefix").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().default(sql`now()`),
+    createdAt: timestamp("created_at", { withTimezone: true })
+      .notNull()
+      .default(sql`now()`),
   },
   (t) => [index("api_tokens_tenant_idx").on(t.tenantId)],
 );

@@ -36,7 +36,9 @@ export class CheckoutPage {
 
   /** The Idempotency-Key the next Pay will send (minted when the cart changed). */
   async currentKey(): Promise<string> {
-    return this.page.evaluate(() => (JSON.parse(localStorage.getItem("eo-checkout:intent") ?? "null") as { key: string } | null)?.key ?? "");
+    return this.page.evaluate(
+      () => (JSON.parse(localStorage.getItem("eo-checkout:intent") ?? "null") as { key: string } | null)?.key ?? "",
+    );
   }
 }
 

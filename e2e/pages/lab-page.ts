@@ -43,7 +43,9 @@ export class LabPage {
   async steps(side: LabSide): Promise<string[]> {
     // The table is folded away by default (a closed <details>): read it all the same.
     const rows = this.side(side).getByRole("table", { includeHidden: true }).getByRole("row", { includeHidden: true });
-    const cells = await rows.evaluateAll((trs) => trs.slice(1).map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent ?? "")));
+    const cells = await rows.evaluateAll((trs) =>
+      trs.slice(1).map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent ?? "")),
+    );
     return cells.map(([, from, to, label]) => `${from} → ${to}: ${label}`);
   }
 }

@@ -48,7 +48,9 @@ async function seedTargets(db: Sql, tenantId: string) {
 }
 
 async function targets(db: Sql, tenantId: string) {
-  const keys = await db<{ key: string; fence: string }[]>`select key, fence from idempotency_keys where tenant_id = ${tenantId} order by key`;
+  const keys = await db<
+    { key: string; fence: string }[]
+  >`select key, fence from idempotency_keys where tenant_id = ${tenantId} order by key`;
   const [audit] = await db<{ n: string }[]>`select count(*) as n from admin_audit_log where tenant_id = ${tenantId}`;
   return { keys: keys.map((k) => `${k.key}:${k.fence}`), audit: Number(audit!.n) };
 }
@@ -90,7 +92,13 @@ test("forms and no-cors requests from another port change nothing for a signed-i
       const data = new FormData();
       data.set("tenantId", tenantId);
       await fetch(purge, { method: "POST", mode: "no-cors", credentials: "include", body: data });
-      await fetch(purge, { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body: JSON.stringify({ tenantId }) });
+      await fetch(purge, {
+        method: "POST",
+        mode: "no-cors",
+        credentials: "include",
+        headers: { "content-type": "text/plain" },
+        body: JSON.stringify({ tenantId }),
+      });
     },
     { purge: PURGE, tenantId: tenant.id },
   );
@@ -135,7 +143,8 @@ test("sign-out revokes the session: a copied cookie stops working", async ({ adm
   await expect(admin.heading).toBeVisible();
   const [cookie] = (await page.context().cookies()).filter((c) => c.name === "eo_admin");
   const copy = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { cookie: `eo_admin=${cookie!.value}` } });
-  const list = () => copy.get(`/api/trpc/admin.keys.counts?input=${encodeURIComponent(JSON.stringify({ tenantId: `ten_${randomUUID()}` }))}`);
+  const list = () =>
+    copy.get(`/api/trpc/admin.keys.counts?input=${encodeURIComponent(JSON.stringify({ tenantId: `ten_${randomUUID()}` }))}`);
   expect((await list()).status()).toBe(200);
 
   await page.getByRole("button", { name: "Sign out" }).click();

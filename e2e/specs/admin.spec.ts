@@ -38,7 +38,10 @@ async function signIn(admin: AdminPage, tenant: E2eTenant): Promise<void> {
 }
 
 async function pay(api: APIRequestContext, key: string, amount = "12.00") {
-  return api.post("/api/v1/payments", { data: { amount, currency: "EUR", destination: "acct_e2e_admin" }, headers: { "idempotency-key": key } });
+  return api.post("/api/v1/payments", {
+    data: { amount, currency: "EUR", destination: "acct_e2e_admin" },
+    headers: { "idempotency-key": key },
+  });
 }
 
 /** The lab's crash on the real stack (charged at the provider, not recorded), then its key's page, signed in. */
@@ -57,7 +60,13 @@ async function keyRow(db: Sql, tenantId: string, key: string) {
   return row;
 }
 
-test("shows only the sign-in form until the admin password is given; tenant tokens never count", async ({ admin, keyPage, page, api, tenant }) => {
+test("shows only the sign-in form until the admin password is given; tenant tokens never count", async ({
+  admin,
+  keyPage,
+  page,
+  api,
+  tenant,
+}) => {
   const key = newKey("private");
   expect((await pay(api, key)).status()).toBe(201);
 
@@ -84,7 +93,14 @@ test("shows only the sign-in form until the admin password is given; tenant toke
   expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Lax", path: "/" });
 });
 
-test("a checkout's key shows as completed with its hash, ledger entries and charge; a replay bumps the count", async ({ admin, keyPage, page, api, db, tenant }) => {
+test("a checkout's key shows as completed with its hash, ledger entries and charge; a replay bumps the count", async ({
+  admin,
+  keyPage,
+  page,
+  api,
+  db,
+  tenant,
+}) => {
   const products = (await (await api.get("/api/v1/products")).json()) as { data: { sku: string }[] };
   const key = newKey("checkout");
   const order = { items: [{ sku: products.data[0]!.sku, quantity: 2 }] };
@@ -109,7 +125,9 @@ test("a checkout's key shows as completed with its hash, ledger entries and char
   const ledger = await db<{ id: string }[]>`select id from ledger_entries where tenant_id = ${tenant.id} and idempotency_key = ${key}`;
   expect(ledger.length).toBeGreaterThanOrEqual(2);
   await expect(keyPage.ledgerRows()).toHaveCount(ledger.length);
-  const [charge] = await db<{ psp_charge_id: string }[]>`select psp_charge_id from payments where tenant_id = ${tenant.id} and idempotency_key = ${key}`;
+  const [charge] = await db<
+    { psp_charge_id: string }[]
+  >`select psp_charge_id from payments where tenant_id = ${tenant.id} and idempotency_key = ${key}`;
   await expect(keyPage.chargesTable).toContainText(charge!.psp_charge_id);
   await expect(keyPage.timeline).toContainText("Replayed the stored result");
 });
@@ -127,7 +145,12 @@ test("the health strip counts what the server did, from the same numbers /api/me
   expect(await scraped.text()).toMatch(/^idempotency_requests_total\{procedure="payments\.create",outcome="replayed"\} [1-9]/m);
 });
 
-test("a worker stopped dead right after the provider charged: the key page reads 'charged at the provider, not recorded yet' until a retry records it", async ({ admin, keyPage, page, db }) => {
+test("a worker stopped dead right after the provider charged: the key page reads 'charged at the provider, not recorded yet' until a retry records it", async ({
+  admin,
+  keyPage,
+  page,
+  db,
+}) => {
   // The lease (2 s) must run out before the retry, and the dashboard refreshes every 5 s; axe runs once.
   test.setTimeout(90_000);
   const paid = await crashedKeyPage(admin, keyPage, page, db);
@@ -145,7 +168,13 @@ test("a worker stopped dead right after the provider charged: the key page reads
   await expect(keyPage.chargesTable).toContainText(payment!.psp_charge_id);
 });
 
-test("a holder stopped mid-request: recover marks the key stale, and the retry finishes it exactly once", async ({ admin, keyPage, api, db, tenant }) => {
+test("a holder stopped mid-request: recover marks the key stale, and the retry finishes it exactly once", async ({
+  admin,
+  keyPage,
+  api,
+  db,
+  tenant,
+}) => {
   // The fingerprint of a real request, so the retry below is the same request as the stopped one.
   const template = newKey("template");
   expect((await pay(api, template, "7.00")).status()).toBe(201);
@@ -262,7 +291,12 @@ test("has no accessibility violations signed out, on the dashboard and on a key"
   await expectNoAxeViolations(keyPage.page);
 });
 
-test("Resume now on a stale key: its result stays in view, in words, once the key is finished; the audit log says it in words", async ({ admin, keyPage, page, db }) => {
+test("Resume now on a stale key: its result stays in view, in words, once the key is finished; the audit log says it in words", async ({
+  admin,
+  keyPage,
+  page,
+  db,
+}) => {
   // The crash's lease (2 s) must run out and the key page refreshes every 5 s.
   test.setTimeout(90_000);
   const paid = await crashedKeyPage(admin, keyPage, page, db);
@@ -284,7 +318,13 @@ test("Resume now on a stale key: its result stays in view, in words, once the ke
   expect(payment?.status).toBe("succeeded");
 });
 
-test("the keys table fits its card at 1280 and 1920 px with 73- and 255-character keys and a 30-character tenant name: one line each, cut with an ellipsis, whole on hover", async ({ admin, page, db, playwright, baseURL }) => {
+test("the keys table fits its card at 1280 and 1920 px with 73- and 255-character keys and a 30-character tenant name: one line each, cut with an ellipsis, whole on hover", async ({
+  admin,
+  page,
+  db,
+  playwright,
+  baseURL,
+}) => {
   const name = `Wunderbar Lange Firma ${randomUUID().replaceAll("-", "")}`.slice(0, 30);
   const { tenant, token } = await createTenant(drizzle({ client: db, schema }), name);
   const key = `${randomUUID()}-${randomUUID()}`;
@@ -308,7 +348,11 @@ test("the keys table fits its card at 1280 and 1920 px with 73- and 255-characte
         [row.getByRole("button", { name: new RegExp(name) }), name],
       ] as const) {
         // One line, cut with an ellipsis (the text is wider than its box), the whole value in the title.
-        const shown = await cell.evaluate((el) => ({ cut: el.scrollWidth > el.clientWidth, wrap: getComputedStyle(el).whiteSpace, overflow: getComputedStyle(el).textOverflow }));
+        const shown = await cell.evaluate((el) => ({
+          cut: el.scrollWidth > el.clientWidth,
+          wrap: getComputedStyle(el).whiteSpace,
+          overflow: getComputedStyle(el).textOverflow,
+        }));
         expect(shown, `${whole.length} characters at ${width} px`).toEqual({ cut: true, wrap: "nowrap", overflow: "ellipsis" });
         await expect(cell).toHaveAttribute("title", new RegExp(`^${whole}`));
       }
@@ -316,7 +360,13 @@ test("the keys table fits its card at 1280 and 1920 px with 73- and 255-characte
   }
 });
 
-test("the keys table fits its card at 1280 and 1920 px in its fullest state: every state and badge, 255-character keys, replays, for one tenant and for all", async ({ admin, page, db, playwright, baseURL }) => {
+test("the keys table fits its card at 1280 and 1920 px in its fullest state: every state and badge, 255-character keys, replays, for one tenant and for all", async ({
+  admin,
+  page,
+  db,
+  playwright,
+  baseURL,
+}) => {
   const name = `Wunderbar Lange Firma ${randomUUID().replaceAll("-", "")}`.slice(0, 30);
   const { tenant, token } = await createTenant(drizzle({ client: db, schema }), name);
   const keys = Array.from({ length: 7 }, (_, i) => `${i}-${randomUUID()}-`.padEnd(255, "k"));
@@ -325,11 +375,18 @@ test("the keys table fits its card at 1280 and 1920 px in its fullest state: eve
   await api.dispose();
   const [replayed, byCompleter, stale, attention, failed, expired, leased] = keys;
   const inProgress = db`state = 'in_progress', response_status = null, response_body = null, completed_at = null`;
-  const set = (key: string, change: ReturnType<typeof db>) => db`update idempotency_keys set ${change} where tenant_id = ${tenant.id} and key = ${key}`;
+  const set = (key: string, change: ReturnType<typeof db>) =>
+    db`update idempotency_keys set ${change} where tenant_id = ${tenant.id} and key = ${key}`;
   await set(replayed!, db`replay_count = 1234567, last_replayed_at = now()`);
   await set(byCompleter!, db`completed_by = 'completer', replay_count = 3, last_replayed_at = now()`);
-  await set(stale!, db`${inProgress}, locked_until = now() - interval '3 hours 25 minutes', completer_attempts = 7, completer_error = 'the provider did not answer'`);
-  await set(attention!, db`${inProgress}, locked_until = now() - interval '2 days', completer_attempts = 8, completer_gave_up_at = now(), completer_error = 'the provider did not answer'`);
+  await set(
+    stale!,
+    db`${inProgress}, locked_until = now() - interval '3 hours 25 minutes', completer_attempts = 7, completer_error = 'the provider did not answer'`,
+  );
+  await set(
+    attention!,
+    db`${inProgress}, locked_until = now() - interval '2 days', completer_attempts = 8, completer_gave_up_at = now(), completer_error = 'the provider did not answer'`,
+  );
   await set(failed!, db`state = 'failed', response_status = 402, replay_count = 99999, last_replayed_at = now()`);
   await set(expired!, db`expires_at = now() - interval '1 day', replay_count = 12, last_replayed_at = now() - interval '2 days'`);
   await set(leased!, db`${inProgress}, locked_until = now() + interval '10 minutes'`);
@@ -343,8 +400,14 @@ test("the keys table fits its card at 1280 and 1920 px in its fullest state: eve
       for (const k of keys) await expect(admin.rowFor(k)).toHaveCount(1);
       const fit = await admin.keysTable.evaluate((t) => {
         const card = t.closest("section")!.getBoundingClientRect();
-        const spilled = [...t.querySelectorAll<HTMLTableCellElement>("th, td")].filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => `${c.cellIndex}: ${c.textContent?.slice(0, 40)}`);
-        return { scroll: t.parentElement!.scrollWidth - t.parentElement!.clientWidth, right: t.getBoundingClientRect().right - card.right, spilled };
+        const spilled = [...t.querySelectorAll<HTMLTableCellElement>("th, td")]
+          .filter((c) => c.scrollWidth > c.clientWidth + 1)
+          .map((c) => `${c.cellIndex}: ${c.textContent?.slice(0, 40)}`);
+        return {
+          scroll: t.parentElement!.scrollWidth - t.parentElement!.clientWidth,
+          right: t.getBoundingClientRect().right - card.right,
+          spilled,
+        };
       });
       expect(fit, `${view} at ${width} px`).toEqual({ scroll: 0, right: expect.any(Number), spilled: [] });
       expect(fit.right, `${view} at ${width} px`).toBeLessThanOrEqual(0);
@@ -357,7 +420,13 @@ test("the keys table fits its card at 1280 and 1920 px in its fullest state: eve
   await expect(page.getByTestId("counts-overlap")).toContainText("one key can be in all three");
 });
 
-test("an operator sees who is signed in and their own sessions, and ends another browser's: that browser is signed out at once", async ({ admin, page, browser, baseURL, tenant }) => {
+test("an operator sees who is signed in and their own sessions, and ends another browser's: that browser is signed out at once", async ({
+  admin,
+  page,
+  browser,
+  baseURL,
+  tenant,
+}) => {
   const elsewhere = await browser.newContext({ baseURL });
   try {
     const otherAdmin = new AdminPage(await elsewhere.newPage());
@@ -382,7 +451,12 @@ test("an operator sees who is signed in and their own sessions, and ends another
   }
 });
 
-test("the sign-in hint follows the operators that exist: the name may be left empty only while the demo operator is alone", async ({ admin, page, db, tenant }) => {
+test("the sign-in hint follows the operators that exist: the name may be left empty only while the demo operator is alone", async ({
+  admin,
+  page,
+  db,
+  tenant,
+}) => {
   const alone = page.getByRole("note").filter({ hasText: "leave the operator name empty" });
   const named = page.getByRole("note").filter({ hasText: "sign in as the operator “demo”" });
   await admin.goto({ tenant: tenant.id });
@@ -403,7 +477,12 @@ test("the sign-in hint follows the operators that exist: the name may be left em
   }
 });
 
-test("a viewer is shown no action it may not take: no purge on the dashboard, no recover or resume on a key an operator could act on", async ({ admin, keyPage, page, db }) => {
+test("a viewer is shown no action it may not take: no purge on the dashboard, no recover or resume on a key an operator could act on", async ({
+  admin,
+  keyPage,
+  page,
+  db,
+}) => {
   test.setTimeout(60_000);
   // A key an operator could recover: charged at the provider, not recorded, its holder gone (signs in as the demo operator).
   const paid = await crashedKeyPage(admin, keyPage, page, db);

@@ -27,13 +27,22 @@ async function slowNetwork(page: Pick<Page, "route">) {
 const STICKERS = "Sticker pack";
 
 test.describe("paying more than once for one cart", () => {
-  test("a double-click on Pay places one order: the second click joins the first", async ({ checkoutPage, confirmation, payRequests, db, page }) => {
+  test("a double-click on Pay places one order: the second click joins the first", async ({
+    checkoutPage,
+    confirmation,
+    payRequests,
+    db,
+    page,
+  }) => {
     await slowNetwork(page);
     await checkoutPage.add(MUG);
     const key = await checkoutPage.currentKey();
     await checkoutPage.payButton.dblclick();
     await expect(confirmation.heading).toBeVisible();
-    await expect(page.getByRole("list", { name: "Attempts" }).getByRole("listitem")).toHaveText(["Request: a second click joined the attempt already running", /^Request: answered \(|^Request: answered$/]);
+    await expect(page.getByRole("list", { name: "Attempts" }).getByRole("listitem")).toHaveText([
+      "Request: a second click joined the attempt already running",
+      /^Request: answered \(|^Request: answered$/,
+    ]);
     expect(payRequests).toHaveLength(1);
     expect(new Set(payRequests.map((r) => r.headers()["idempotency-key"]))).toEqual(new Set([key]));
     const effects = await expectChargedOnce(db, key);
@@ -83,7 +92,13 @@ test.describe("paying more than once for one cart", () => {
 });
 
 test.describe("retries the network forces", () => {
-  test("the answer is lost after the server processed it: the retry gets the same order", async ({ checkoutPage, confirmation, payRequests, page, db }) => {
+  test("the answer is lost after the server processed it: the retry gets the same order", async ({
+    checkoutPage,
+    confirmation,
+    payRequests,
+    page,
+    db,
+  }) => {
     await checkoutPage.add(MUG);
     const key = await checkoutPage.currentKey();
     let dropped = false;
@@ -124,7 +139,12 @@ test.describe("retries the network forces", () => {
     await expectChargedOnce(db, key);
   });
 
-  test("a slow provider: the button is busy, a second click joins the payment in flight, one payment", async ({ checkoutPage, confirmation, payRequests, db }) => {
+  test("a slow provider: the button is busy, a second click joins the payment in flight, one payment", async ({
+    checkoutPage,
+    confirmation,
+    payRequests,
+    db,
+  }) => {
     await checkoutPage.add(MUG);
     await checkoutPage.choose("slow");
     const key = await checkoutPage.currentKey();
@@ -135,7 +155,10 @@ test.describe("retries the network forces", () => {
     await expect(checkoutPage.payButton).toContainText("paying…");
     await expect(checkoutPage.attempts.getByRole("listitem")).toHaveText(["Request: in flight…"]);
     await checkoutPage.payButton.click();
-    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveText(["Request: in flight…", "Request: a second click joined the attempt already running"]);
+    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveText([
+      "Request: in flight…",
+      "Request: a second click joined the attempt already running",
+    ]);
     await expect(confirmation.heading).toBeVisible({ timeout: 20_000 });
     expect(payRequests.length).toBe(1);
     await expectChargedOnce(db, key);
@@ -165,7 +188,10 @@ test.describe("refusals", () => {
     await expect(checkoutPage.status).toContainText("Declined: The card was declined.");
     await checkoutPage.payButton.click();
     // The list shows the second request in flight first; its line then becomes the replayed decline.
-    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveText([/^Request: a final answer, not retried \(402\)$/, /^Request: a final answer, not retried \(402\) — replayed from the stored result$/]);
+    await expect(checkoutPage.attempts.getByRole("listitem")).toHaveText([
+      /^Request: a final answer, not retried \(402\)$/,
+      /^Request: a final answer, not retried \(402\) — replayed from the stored result$/,
+    ]);
     await expect(checkoutPage.status).toContainText("Declined: The card was declined.");
     // The replay count comes from the event writer, which adds replays up every 5 seconds.
     await expect.poll(async () => (await effectsOf(db, key)).key?.replay_count, REPLAY_COUNTED).toBe(1);
@@ -175,7 +201,11 @@ test.describe("refusals", () => {
     expect(effects.ledger).toHaveLength(0);
   });
 
-  test("changing the cart after a failure is a new intent: a new key and a new order, not a 422", async ({ checkoutPage, confirmation, db }) => {
+  test("changing the cart after a failure is a new intent: a new key and a new order, not a 422", async ({
+    checkoutPage,
+    confirmation,
+    db,
+  }) => {
     await checkoutPage.add(MUG);
     await checkoutPage.choose("decline");
     const declinedKey = await checkoutPage.currentKey();

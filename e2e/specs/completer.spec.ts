@@ -50,7 +50,10 @@ async function startServer(): Promise<ChildProcess> {
     },
   });
   await expect
-    .poll(async () => (await fetch(`http://127.0.0.1:${port}/api/health`).catch(() => undefined))?.status, { timeout: 180_000, message: "the server never became healthy" })
+    .poll(async () => (await fetch(`http://127.0.0.1:${port}/api/health`).catch(() => undefined))?.status, {
+      timeout: 180_000,
+      message: "the server never became healthy",
+    })
     .toBe(200);
   return child;
 }
@@ -85,7 +88,9 @@ test.afterAll(async () => {
   await database?.dispose();
 });
 
-test("the tab closed mid-payment and the server killed: the completer finishes the order; the admin sees it; the confirmation shows it paid", async ({ browser }) => {
+test("the tab closed mid-payment and the server killed: the completer finishes the order; the admin sees it; the confirmation shows it paid", async ({
+  browser,
+}) => {
   const context = await browser.newContext({ baseURL: `http://127.0.0.1:${port}` });
   const shopper = await context.newPage();
   const checkout = new CheckoutPage(shopper);
@@ -118,16 +123,25 @@ test("the tab closed mid-payment and the server killed: the completer finishes t
   // Nobody retries: the restarted server's completer takes the key over once its lease is over.
   await expect
     .poll(
-      async () => (await sql<{ state: string; completed_by: string | null }[]>`
-          select state, completed_by from idempotency_keys where tenant_id = ${DEMO_TENANT} and key = ${key}`)[0],
+      async () =>
+        (
+          await sql<{ state: string; completed_by: string | null }[]>`
+          select state, completed_by from idempotency_keys where tenant_id = ${DEMO_TENANT} and key = ${key}`
+        )[0],
       { timeout: 60_000 },
     )
     .toEqual({ state: "completed", completed_by: "completer" });
-  const orders = await sql<{ id: string; status: string }[]>`select id, status from orders where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`;
+  const orders = await sql<
+    { id: string; status: string }[]
+  >`select id, status from orders where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`;
   expect(orders).toEqual([expect.objectContaining({ status: "paid" })]);
-  expect(await sql`select status from payments where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`).toEqual([{ status: "succeeded" }]);
+  expect(await sql`select status from payments where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`).toEqual([
+    { status: "succeeded" },
+  ]);
   expect(await providerChargesFor(paymentId)).toHaveLength(1);
-  const ledger = await sql<{ direction: string }[]>`select direction from ledger_entries where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`;
+  const ledger = await sql<
+    { direction: string }[]
+  >`select direction from ledger_entries where tenant_id = ${DEMO_TENANT} and idempotency_key = ${key}`;
   expect(ledger.map((e) => e.direction).sort()).toEqual(["credit", "debit"]);
 
   const adminTab = await context.newPage();

@@ -52,7 +52,10 @@ test("a 64 KiB body of nested arrays is a 400 in milliseconds at every entrance,
     expect(answer.body).toContain("json-too-deep");
   }
   const slowestHealth = Math.max(...healthMs);
-  test.info().annotations.push({ type: "deep body", description: `400 after ${answers.map((a) => `${Math.round(a.ms)} ms`).join(", ")}; health answered ${healthMs.length} times, slowest ${Math.round(slowestHealth)} ms` });
+  test.info().annotations.push({
+    type: "deep body",
+    description: `400 after ${answers.map((a) => `${Math.round(a.ms)} ms`).join(", ")}; health answered ${healthMs.length} times, slowest ${Math.round(slowestHealth)} ms`,
+  });
   // The quadratic check took seconds for one such body and ran the server out of memory; a second is far above the bounded one.
   expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1_000);
   expect(slowestHealth).toBeLessThan(1_000);

@@ -14,7 +14,9 @@ type Operation = {
 type Document = { paths: Record<string, Record<string, Operation>> };
 
 const operationsOf = (doc: Document) =>
-  Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
+  Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
+  );
 
 test.beforeEach(async ({ docsPage }) => {
   await docsPage.page.setViewportSize({ width: 1280, height: 900 });
@@ -27,12 +29,20 @@ test("renders the document's Markdown: no raw backticks anywhere in the text", a
   const text = await docsPage.page.getByRole("main").evaluate((main) => main.textContent ?? "");
   expect(text).toContain("Idempotent-Replayed: true");
   expect(text).not.toContain("`");
-  await expect(docsPage.page.getByRole("main").locator("code", { hasText: /^Idempotent-Replayed: true$/ }).first()).toBeVisible();
+  await expect(
+    docsPage.page
+      .getByRole("main")
+      .locator("code", { hasText: /^Idempotent-Replayed: true$/ })
+      .first(),
+  ).toBeVisible();
 });
 
 test("problem types are links to their pages, and every one of them answers", async ({ docsPage, page }) => {
   const errors = await docsPage.openErrors("POST", "/v1/accounts/{id}/withdrawals");
-  const hrefs = await page.getByRole("main").getByRole("link", { name: /^\/problems\// }).evaluateAll((links) => [...new Set(links.map((a) => a.getAttribute("href")))]);
+  const hrefs = await page
+    .getByRole("main")
+    .getByRole("link", { name: /^\/problems\// })
+    .evaluateAll((links) => [...new Set(links.map((a) => a.getAttribute("href")))]);
   expect(hrefs.length).toBeGreaterThan(10);
   for (const href of hrefs) {
     expect(href).toMatch(/^\/docs\/problems\/[a-z0-9-]+$/);
@@ -48,7 +58,10 @@ test("fits a reasonable height at 1280 px: the currency codes are listed once, n
   const height = await page.evaluate(() => document.documentElement.scrollHeight);
   expect(height).toBeLessThan(8000);
 
-  const currency = docsPage.section("POST", "/v1/payments").getByRole("row").filter({ has: page.getByRole("cell", { name: "currency", exact: true }) });
+  const currency = docsPage
+    .section("POST", "/v1/payments")
+    .getByRole("row")
+    .filter({ has: page.getByRole("cell", { name: "currency", exact: true }) });
   await expect(currency).toContainText(/One of the 1\d\d values of ISO 4217 currency code/);
   await currency.getByRole("link", { name: "ISO 4217 currency code" }).click();
   const list = page.getByRole("region", { name: "ISO 4217 currency code" });
@@ -66,7 +79,8 @@ test("a table of contents leads to every operation's section", async ({ docsPage
     expect(href).toMatch(/^#.+/);
     await expect(page.locator(`[id="${href.slice(1)}"]`), href).toHaveCount(1);
   }
-  for (const { method, path } of operations) await expect(docsPage.contents.getByRole("link", { name: `${method} /api${path}`, exact: true })).toHaveCount(1);
+  for (const { method, path } of operations)
+    await expect(docsPage.contents.getByRole("link", { name: `${method} /api${path}`, exact: true })).toHaveCount(1);
 
   await docsPage.contents.getByRole("link", { name: "POST /api/v1/orders", exact: true }).click();
   await expect(page).toHaveURL(/#orders_create$/);

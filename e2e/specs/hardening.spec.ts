@@ -29,7 +29,8 @@ function raw(method: string, path: string, headers: Record<string, string>, body
 }
 
 const OWN = { host: `127.0.0.1:${E2E_PORT}`, origin: BASE_URL, "content-type": "application/json" };
-const signIn = (headers: Record<string, string>, body: unknown, localAddress?: string) => raw("POST", "/admin/session", headers, JSON.stringify(body), localAddress);
+const signIn = (headers: Record<string, string>, body: unknown, localAddress?: string) =>
+  raw("POST", "/admin/session", headers, JSON.stringify(body), localAddress);
 
 test("a rebound Host name gets 421 before any handler: no sign-in, no admin data", async () => {
   const rebound = `rebind.attacker.example:${E2E_PORT}`;

@@ -14,7 +14,12 @@ import { expectNoAxeViolations } from "../support/axe";
 
 test.describe.configure({ timeout: 120_000 });
 
-test("lab: provider down for good — needs attention, then Resume now in the admin charges once", async ({ page, context, db, provider }) => {
+test("lab: provider down for good — needs attention, then Resume now in the admin charges once", async ({
+  page,
+  context,
+  db,
+  provider,
+}) => {
   const lab = new LabPage(page);
   await lab.goto();
   await lab.run("Provider down for good");
@@ -22,10 +27,14 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
 
   const side = lab.side("protected");
   const key = (await side.getByTestId("protected-key").textContent())!;
-  await expect(side.getByTestId("protected-verdict")).toHaveText("Not charged yet: the key needs attention, and an operator can finish it.");
+  await expect(side.getByTestId("protected-verdict")).toHaveText(
+    "Not charged yet: the key needs attention, and an operator can finish it.",
+  );
   await expect(side.getByTestId("attention-story")).toContainText("The key needs attention. The completer gave up after 3 attempts");
   expect(await lab.count("protected", "provider-charges")).toBe("0");
-  await expect(side.getByTestId("protected-summary")).toHaveText(/charged 0 times and the ledger booked 0 movements; the completer tried 3 times and gave up\.$/);
+  await expect(side.getByTestId("protected-summary")).toHaveText(
+    /charged 0 times and the ledger booked 0 movements; the completer tried 3 times and gave up\.$/,
+  );
   const [stuck] = await db<{ state: string; attempts: number; gave_up: boolean }[]>`
     select state, completer_attempts as attempts, completer_gave_up_at is not null as gave_up from idempotency_keys where key = ${key}`;
   expect(stuck).toEqual({ state: "in_progress", attempts: 3, gave_up: true });
@@ -41,7 +50,9 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
 
   // The twin: no key, nothing to resume; its payment stays pending and is never charged.
   await expect(lab.side("naive").getByTestId("naive-summary")).toHaveText(/charged 0 times and the ledger booked 0 movements\.$/);
-  await expect(lab.side("naive").getByTestId("naive-verdict")).toHaveText("Payment lost: left pending, with nothing that could ever finish it.");
+  await expect(lab.side("naive").getByTestId("naive-verdict")).toHaveText(
+    "Payment lost: left pending, with nothing that could ever finish it.",
+  );
   const naiveIds = await lab.paymentIds("naive");
   expect(naiveIds).toHaveLength(1);
   expect(await db<{ status: string }[]>`select status from payments where id = ${naiveIds[0]!}`).toEqual([{ status: "pending" }]);
@@ -61,7 +72,9 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
   // Back in the lab: counted again, from the provider's records and the ledger.
   await side.getByRole("button", { name: "Count again" }).click();
   await expect(side.getByTestId("protected-verdict")).toHaveText("Exactly once.");
-  await expect(side.getByTestId("protected-summary")).toHaveText(/charged 1 time and the ledger booked 1 movement, the completer finishing what its client left\.$/);
+  await expect(side.getByTestId("protected-summary")).toHaveText(
+    /charged 1 time and the ledger booked 1 movement, the completer finishing what its client left\.$/,
+  );
   await expect(side.getByTestId("attention-story")).toContainText("Finished: the key is no longer in progress.");
   await expect(side.getByTestId("protected-provider-charges")).toHaveText("1");
   await expect(side.getByTestId("protected-charge-movements")).toHaveText("1");
@@ -74,5 +87,7 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
   const charges = await provider.charges();
   expect(charges.filter((c) => c.reference === paymentIds[0])).toHaveLength(1);
   expect(charges.filter((c) => c.reference === naiveIds[0])).toHaveLength(0);
-  expect(await db<{ state: string; completed_by: string }[]>`select state, completed_by from idempotency_keys where key = ${key}`).toEqual([{ state: "completed", completed_by: "completer" }]);
+  expect(await db<{ state: string; completed_by: string }[]>`select state, completed_by from idempotency_keys where key = ${key}`).toEqual([
+    { state: "completed", completed_by: "completer" },
+  ]);
 });

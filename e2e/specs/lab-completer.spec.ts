@@ -55,7 +55,9 @@ for (const order of [
       const completer = at(/^completer → app: completer takes the key up/);
       expect(Math.min(crash, takeover, movement, retry)).toBeGreaterThanOrEqual(0);
       expect(steps.filter((s) => /^app → database: money moved/.test(s))).toHaveLength(1);
-      expect(steps).toContainEqual(expect.stringMatching(/^provider → app: the provider answered 201 from its record of this key: no second charge$/));
+      expect(steps).toContainEqual(
+        expect.stringMatching(/^provider → app: the provider answered 201 from its record of this key: no second charge$/),
+      );
       if (order.name === "completer first") {
         // The completer's own lane: it took the key over and booked the movement before request #2 arrived, which is replayed.
         expect(completer).toBeGreaterThan(crash);

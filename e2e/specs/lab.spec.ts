@@ -51,7 +51,11 @@ const SCENARIOS: Expected[] = [
   {
     title: "Answer lost after the server committed",
     naive: { charges: 2, movements: 2 },
-    protectedSteps: [/app → browser: answer to #1 \(200\) lost on the way \(simulated\)/, /app → database: key replayed/, /app → browser: answer to #2: 200 \(replayed\)/],
+    protectedSteps: [
+      /app → browser: answer to #1 \(200\) lost on the way \(simulated\)/,
+      /app → database: key replayed/,
+      /app → browser: answer to #2: 200 \(replayed\)/,
+    ],
     naiveSteps: [/answer to #1 \(200\) lost on the way/, /answer to #2: 200$/],
   },
   {
@@ -141,7 +145,9 @@ for (const scenario of SCENARIOS) {
     expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: key claimed, fence 1/));
     expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: phase "placed" committed \(recovery point\)/));
     expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → provider: asks the provider to charge the card, key /));
-    expect(protectedSteps).toContainEqual(expect.stringMatching(/^app → database: money moved: [\d.]+ \w+ from the card \(the provider owes it\) to the shop \(ledger\)$/));
+    expect(protectedSteps).toContainEqual(
+      expect.stringMatching(/^app → database: money moved: [\d.]+ \w+ from the card \(the provider owes it\) to the shop \(ledger\)$/),
+    );
     for (const step of scenario.protectedSteps) expect(protectedSteps).toContainEqual(expect.stringMatching(step));
     if (scenario.waiting !== undefined) {
       // Every duplicate waited for the key while the first was at the provider, and then got the stored answer: waits come before replays.
@@ -154,22 +160,37 @@ for (const scenario of SCENARIOS) {
     }
     const naiveSteps = await lab.steps("naive");
     for (const step of scenario.naiveSteps) expect(naiveSteps).toContainEqual(expect.stringMatching(step));
-    const times = (await lab.side("protected").getByRole("table", { includeHidden: true }).getByRole("row", { includeHidden: true }).evaluateAll((trs) => trs.slice(1).map((tr) => Number(tr.querySelector("td")?.textContent)))) as number[];
+    const times = (await lab
+      .side("protected")
+      .getByRole("table", { includeHidden: true })
+      .getByRole("row", { includeHidden: true })
+      .evaluateAll((trs) => trs.slice(1).map((tr) => Number(tr.querySelector("td")?.textContent)))) as number[];
     expect(times).toEqual([...times].sort((a, b) => a - b));
 
     // Each recorded step is shown: as many rows (and arrows) as the run has steps in the database, in the same order.
     const recorded = async (runId: string) =>
-      (await db<{ step: string }[]>`select from_lane || ' → ' || to_lane || ': ' || label as step from lab_steps where run_id = ${runId} order by at_ms, seq, id`).map((r) => r.step);
+      (
+        await db<
+          { step: string }[]
+        >`select from_lane || ' → ' || to_lane || ': ' || label as step from lab_steps where run_id = ${runId} order by at_ms, seq, id`
+      ).map((r) => r.step);
     expect(protectedSteps).toEqual(await recorded(key.slice("lab-".length)));
     const [naiveRun] = await db<{ id: string }[]>`select id from lab_runs where naive_payment_ids && ${naiveIds}::text[]`;
     expect(naiveSteps).toEqual(await recorded(naiveRun!.id));
     for (const side of ["protected", "naive"] as const) {
-      await expect(lab.side(side).getByRole("img")).toHaveAttribute("aria-label", new RegExp(`sequence diagram, ${(await lab.steps(side)).length} steps;`));
+      await expect(lab.side(side).getByRole("img")).toHaveAttribute(
+        "aria-label",
+        new RegExp(`sequence diagram, ${(await lab.steps(side)).length} steps;`),
+      );
       // The browser's list and the diagram number the same requests: every request the browser sent arrived under its number,
       // and every answer the browser got is the one the diagram drew for that number.
       const attempts = await lab.attempts(side);
       const steps = await lab.steps(side);
-      const numbers = (lines: string[], pattern: RegExp) => lines.flatMap((line) => line.match(pattern)?.[1] ?? []).map(Number).sort((a, b) => a - b);
+      const numbers = (lines: string[], pattern: RegExp) =>
+        lines
+          .flatMap((line) => line.match(pattern)?.[1] ?? [])
+          .map(Number)
+          .sort((a, b) => a - b);
       expect(numbers(steps, /^browser → app: request #(\d+):/), side).toEqual(numbers(attempts, /request #(\d+): sent$/));
       for (const line of attempts) {
         const answer = line.match(/request #(\d+): (\d{3})( replayed)?$/);
@@ -179,7 +200,9 @@ for (const scenario of SCENARIOS) {
   });
 }
 
-test("lab: the diagram reads without code: lane labels apart, a wait drawn from start to end, a legend of what this run shows, the table folded", async ({ page }) => {
+test("lab: the diagram reads without code: lane labels apart, a wait drawn from start to end, a legend of what this run shows, the table folded", async ({
+  page,
+}) => {
   await page.setViewportSize({ width: 1280, height: 900 });
   const lab = new LabPage(page);
   await lab.goto();

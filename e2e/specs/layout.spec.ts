@@ -26,7 +26,10 @@ test("the keys table fits its card at 1280 and 1920 px, with long keys; one key 
   const keys = [`e2e-layout-${randomUUID()}-${"long".repeat(20)}`, `e2e-layout-${randomUUID()}`];
   // Each paid twice: the replay fills the "Last replay" column, the widest there is.
   for (const key of [...keys, ...keys]) {
-    const res = await api.post("/api/v1/payments", { data: { amount: "3.00", currency: "EUR", destination: "acct_e2e_layout" }, headers: { "idempotency-key": key } });
+    const res = await api.post("/api/v1/payments", {
+      data: { amount: "3.00", currency: "EUR", destination: "acct_e2e_layout" },
+      headers: { "idempotency-key": key },
+    });
     expect(res.status()).toBe(201);
   }
   const admin = new AdminPage(page);

@@ -41,18 +41,29 @@ async function freePortsInARow(count = 2): Promise<number> {
 
 /** `npm run cluster`'s command with `args`, in a process group of its own; `up()` resolves once it says it is up. */
 function spawnCluster(args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/cluster.ts", ...args], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/cluster.ts", ...args], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env,
+  });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const log = () => output;
-  const up = () => expect.poll(() => (child.exitCode === null ? output : `exited ${child.exitCode}: ${output}`), { timeout: 180_000 }).toContain("The cluster is up");
+  const up = () =>
+    expect
+      .poll(() => (child.exitCode === null ? output : `exited ${child.exitCode}: ${output}`), { timeout: 180_000 })
+      .toContain("The cluster is up");
   return { child, log, up };
 }
 
 const CLUSTER_DOC = "docs/OPERATIONS.md";
 
-test.skip(!existsSync("/usr/sbin/haproxy") || !existsSync("/usr/sbin/pgbouncer"), "needs Debian's haproxy and pgbouncer: apt-get install -y haproxy pgbouncer");
+test.skip(
+  !existsSync("/usr/sbin/haproxy") || !existsSync("/usr/sbin/pgbouncer"),
+  "needs Debian's haproxy and pgbouncer: apt-get install -y haproxy pgbouncer",
+);
 
 test("the cluster walkthrough runs as written", async () => {
   // A fresh database, the build (the e2e run's), two instances, PgBouncer and HAProxy on a loaded machine.
@@ -67,13 +78,19 @@ test("the cluster walkthrough runs as written", async () => {
     database = await createFreshDatabase("readme_cluster");
     const [port, poolerPort, pspPort, instancePort] = [await freePort(), await freePort(), await freePort(), await freePortsInARow()];
     const env = { ...process.env, DATABASE_URL: database.url, PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
-    const started = spawnCluster(["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)], env);
+    const started = spawnCluster(
+      ["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)],
+      env,
+    );
     cluster = started.child;
     await started.up();
     log = started.log;
 
     // The CLIs reach the same primary and stand-in as the cluster.
-    const { code, out } = await runScript(script.replaceAll("localhost:8080", `127.0.0.1:${port}`), { ...env, PSP_URL: `http://127.0.0.1:${pspPort}` });
+    const { code, out } = await runScript(script.replaceAll("localhost:8080", `127.0.0.1:${port}`), {
+      ...env,
+      PSP_URL: `http://127.0.0.1:${pspPort}`,
+    });
     expect(code, out).toBe(0);
 
     expect(out).toContain('{"status":"ok","database":"up"}');
@@ -101,7 +118,18 @@ test("the cluster walkthrough runs as written", async () => {
 /** Resolves once `server` answers its health, or throws once it has exited. */
 async function healthy(url: string, server: ChildProcess): Promise<void> {
   await expect
-    .poll(async () => (server.exitCode !== null ? `exited ${server.exitCode}` : (await fetch(`${url}/api/health`).then((r) => r.ok, () => false)) ? "up" : "down"), { timeout: 180_000 })
+    .poll(
+      async () =>
+        server.exitCode !== null
+          ? `exited ${server.exitCode}`
+          : (await fetch(`${url}/api/health`).then(
+                (r) => r.ok,
+                () => false,
+              ))
+            ? "up"
+            : "down",
+      { timeout: 180_000 },
+    )
     .toBe("up");
 }
 
@@ -113,13 +141,31 @@ test("in order on the checkout's embedded database: the README's API walkthrough
   let cluster: ChildProcess | undefined;
   let log = () => "";
   try {
-    const [appPort, pgPort, pspPort, port, poolerPort, instancePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePortsInARow()];
+    const [appPort, pgPort, pspPort, port, poolerPort, instancePort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePortsInARow(),
+    ];
     // As a fresh checkout has it: no DATABASE_URL, the embedded cluster (here a scratch one) and its stand-in's file beside it.
-    const env: NodeJS.ProcessEnv = { ...process.env, EMBEDDED_PG_DIR: path.join(dir, "pg"), EMBEDDED_PG_PORT: String(pgPort), PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      EMBEDDED_PG_DIR: path.join(dir, "pg"),
+      EMBEDDED_PG_PORT: String(pgPort),
+      PSP_PORT: String(pspPort),
+      LOG_LEVEL: "warn",
+    };
     delete env.DATABASE_URL;
     delete env.PSP_URL;
 
-    server = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: root, detached: true, stdio: ["ignore", "inherit", "inherit"], env: { ...env, PORT: String(appPort) } });
+    server = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...env, PORT: String(appPort) },
+    });
     await healthy(`http://127.0.0.1:${appPort}`, server);
     const first = await runScript(readmeBlock("Try the API"), { ...env, PORT: String(appPort) });
     expect(first.code, first.out).toBe(0);
@@ -127,7 +173,10 @@ test("in order on the checkout's embedded database: the README's API walkthrough
     process.kill(-server.pid!, "SIGTERM");
     expect(await exited(server)).toBe(0);
 
-    const started = spawnCluster(["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)], env);
+    const started = spawnCluster(
+      ["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort)],
+      env,
+    );
     cluster = started.child;
     await started.up();
     log = started.log;
@@ -149,7 +198,10 @@ test("in order on the checkout's embedded database: the README's API walkthrough
 });
 
 test.describe("with --ha", () => {
-  test.skip(!existsSync("/usr/bin/patroni") || !existsSync("/usr/bin/etcd"), "needs Debian's patroni and etcd-server: apt-get install -y patroni etcd-server");
+  test.skip(
+    !existsSync("/usr/bin/patroni") || !existsSync("/usr/bin/etcd"),
+    "needs Debian's patroni and etcd-server: apt-get install -y patroni etcd-server",
+  );
 
   test("the same walkthrough on the HA database; patronictl lists a leader and a synchronous standby", async () => {
     test.setTimeout(240_000);
@@ -158,12 +210,30 @@ test.describe("with --ha", () => {
     let cluster: ChildProcess | undefined;
     let log = () => "";
     try {
-      const [port, poolerPort, pspPort, instancePort, haPort] = [await freePort(), await freePort(), await freePort(), await freePortsInARow(), await freePortsInARow(8)];
+      const [port, poolerPort, pspPort, instancePort, haPort] = [
+        await freePort(),
+        await freePort(),
+        await freePort(),
+        await freePortsInARow(),
+        await freePortsInARow(8),
+      ];
       // The HA database is the cluster's own: no DATABASE_URL (refused with --ha), and the CLIs find it through the run file.
       const env: NodeJS.ProcessEnv = { ...process.env, PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
       delete env.DATABASE_URL;
       delete env.EMBEDDED_PG_DIR;
-      const args = ["--port", String(port), "--instance-port", String(instancePort), "--pooler-port", String(poolerPort), "--ha", "--ha-port", String(haPort), "--ha-dir", path.join(haDir, "ha")];
+      const args = [
+        "--port",
+        String(port),
+        "--instance-port",
+        String(instancePort),
+        "--pooler-port",
+        String(poolerPort),
+        "--ha",
+        "--ha-port",
+        String(haPort),
+        "--ha-dir",
+        path.join(haDir, "ha"),
+      ];
       const started = spawnCluster(args, env);
       cluster = started.child;
       await started.up();
@@ -171,7 +241,10 @@ test.describe("with --ha", () => {
       expect(log()).toContain(`PostgreSQL       127.0.0.1:${haPort} (HAProxy: the primary`);
       expect(log()).toMatch(/synchronous_mode, ttl 10 s/);
 
-      const { code, out } = await runScript(script.replaceAll("localhost:8080", `127.0.0.1:${port}`), { ...env, PSP_URL: `http://127.0.0.1:${pspPort}` });
+      const { code, out } = await runScript(script.replaceAll("localhost:8080", `127.0.0.1:${port}`), {
+        ...env,
+        PSP_URL: `http://127.0.0.1:${pspPort}`,
+      });
       expect(code, out).toBe(0);
       expect((out.match(/HTTP\/1\.1 201/g) ?? []).length, out).toBe(2);
       expect(out).toMatch(/^idempotent-replayed: true/im);
@@ -179,15 +252,28 @@ test.describe("with --ha", () => {
 
       const config = log().match(/patronictl -c (\S+) list/)?.[1];
       expect(config, log()).toBeDefined();
-      const members = JSON.parse(execFileSync("patronictl", ["-c", path.resolve(root, config!), "list", "-f", "json"], { encoding: "utf8" })) as { Member: string; Role: string; State: string }[];
+      const members = JSON.parse(
+        execFileSync("patronictl", ["-c", path.resolve(root, config!), "list", "-f", "json"], { encoding: "utf8" }),
+      ) as { Member: string; Role: string; State: string }[];
       expect(members.map((m) => m.Role).sort()).toEqual(["Leader", "Sync Standby"]);
       // Patroni's unsafe calls need the run's credentials: a page that posts to loopback gets no failover or restart.
-      for (const [method, where] of [["POST", "/failover"], ["POST", "/restart"], ["PATCH", "/config"]] as const) {
-        const res = await fetch(`http://127.0.0.1:${haPort + 4}${where}`, { method, headers: { "content-type": "text/plain" }, body: '{"candidate":"pg2","ttl":30}' });
+      for (const [method, where] of [
+        ["POST", "/failover"],
+        ["POST", "/restart"],
+        ["PATCH", "/config"],
+      ] as const) {
+        const res = await fetch(`http://127.0.0.1:${haPort + 4}${where}`, {
+          method,
+          headers: { "content-type": "text/plain" },
+          body: '{"candidate":"pg2","ttl":30}',
+        });
         expect(res.status, `${method} ${where}`).toBe(401);
       }
       // HAProxy's two routes: the primary, and the standby the admin's overview reads (DATABASE_REPLICA_URL).
-      for (const [route, recovering] of [[haPort, false], [haPort + 1, true]] as const) {
+      for (const [route, recovering] of [
+        [haPort, false],
+        [haPort + 1, true],
+      ] as const) {
         const sql = postgres(`postgres://postgres@127.0.0.1:${route}/postgres`, { max: 1, onnotice: () => {} });
         const [row] = await sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
         await sql.end({ timeout: 5 });

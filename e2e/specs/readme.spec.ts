@@ -38,7 +38,12 @@ test("the README's API walkthrough runs as written", async () => {
     const [port, pspPort] = [await freePort(), await freePort()];
     const pspUrl = `http://127.0.0.1:${pspPort}`;
     const env = { ...process.env, DATABASE_URL: database.url, PSP_PORT: String(pspPort), LOG_LEVEL: "warn" };
-    server = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: root, detached: true, stdio: ["ignore", "inherit", "inherit"], env: { ...env, PORT: String(port) } });
+    server = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...env, PORT: String(port) },
+    });
     const base = `http://127.0.0.1:${port}`;
     await healthy(base, server);
 

@@ -20,10 +20,19 @@ test("the confirmation page works for a storefront tenant that is not the demo's
     database = await createFreshDatabase("storefront");
     const [port, pspPort] = [await freePort(), await freePort()];
     // Not demo mode: an admin password of the deployment's own. The catalog is seeded as always (with the demo tenant, which sells nothing here).
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, PSP_PORT: String(pspPort), ADMIN_PASSWORD: "storefront-e2e-admin-password", LOG_LEVEL: "warn" };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      PSP_PORT: String(pspPort),
+      ADMIN_PASSWORD: "storefront-e2e-admin-password",
+      LOG_LEVEL: "warn",
+    };
     delete env.DEMO_MODE;
     delete env.PSP_URL;
-    const made = await runScript("npm run --silent db:migrate >/dev/null && npm run --silent tenant -- create 'Shop of its own' >/dev/null", env);
+    const made = await runScript(
+      "npm run --silent db:migrate >/dev/null && npm run --silent tenant -- create 'Shop of its own' >/dev/null",
+      env,
+    );
     expect(made.code, made.out).toBe(0);
     const sql = postgres(database.url, { max: 1, onnotice: () => {} });
     const [shop] = await sql<{ id: string }[]>`select id from tenants where name = 'Shop of its own'`;
@@ -35,10 +44,22 @@ test("the confirmation page works for a storefront tenant that is not the demo's
       env: { ...env, PORT: String(port), STOREFRONT_TENANT_ID: shop!.id },
     });
     const base = `http://127.0.0.1:${port}`;
-    await expect.poll(() => fetch(`${base}/api/health`).then((r) => r.status, () => 0), { timeout: 180_000 }).toBe(200);
+    await expect
+      .poll(
+        () =>
+          fetch(`${base}/api/health`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        { timeout: 180_000 },
+      )
+      .toBe(200);
 
     await page.goto(`${base}/checkout`);
-    await page.getByRole("button", { name: /^Add .* to cart$/ }).first().click({ timeout: 30_000 });
+    await page
+      .getByRole("button", { name: /^Add .* to cart$/ })
+      .first()
+      .click({ timeout: 30_000 });
     await page.getByRole("button", { name: /^Pay / }).click();
     await expect(page.getByRole("heading", { name: "Order confirmed" })).toBeVisible({ timeout: 30_000 });
     await expect(page.getByRole("list", { name: "Attempts" }).getByRole("listitem").last()).toContainText("answered");

@@ -17,7 +17,13 @@ const decimal = (minor: number) => (minor / 100).toFixed(2);
 export async function readCatalog(sql: Sql | ReservedSql): Promise<CatalogProduct[]> {
   const rows = await sql<{ sku: string; name: string; description: string; price_minor: string; currency: string }[]>`
     select sku, name, description, price_minor, currency from products order by price_minor, sku`;
-  return rows.map((r) => ({ sku: r.sku, name: r.name, description: r.description, price: decimal(Number(r.price_minor)), currency: r.currency }));
+  return rows.map((r) => ({
+    sku: r.sku,
+    name: r.name,
+    description: r.description,
+    price: decimal(Number(r.price_minor)),
+    currency: r.currency,
+  }));
 }
 
 /**

@@ -33,7 +33,12 @@ export async function startOwnServer(label: string, env: Record<string, string>)
     await database.dispose();
   };
   try {
-    await expect.poll(async () => (await fetch(`${baseURL}/api/health`).catch(() => undefined))?.status, { timeout: 180_000, message: `${label}: the server never became healthy` }).toBe(200);
+    await expect
+      .poll(async () => (await fetch(`${baseURL}/api/health`).catch(() => undefined))?.status, {
+        timeout: 180_000,
+        message: `${label}: the server never became healthy`,
+      })
+      .toBe(200);
   } catch (error) {
     await stop();
     throw error;

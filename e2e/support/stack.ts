@@ -55,7 +55,15 @@ async function main(): Promise<number> {
       // No completer here: these specs retry stale keys themselves; completer.spec.ts runs a server with one.
       // No expiry sweep either: specs plant expired keys for the dashboard to show and purge, and a sweep
       // coming round in between deleted them (seen: "Expired only" found 0 rows).
-      env: { ...process.env, PORT: String(E2E_PORT), DATABASE_URL: database.url, PSP_PORT: String(pspPort), COMPLETER_INTERVAL_MS: "0", IDEMPOTENCY_SWEEP_MS: "0", LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" },
+      env: {
+        ...process.env,
+        PORT: String(E2E_PORT),
+        DATABASE_URL: database.url,
+        PSP_PORT: String(pspPort),
+        COMPLETER_INTERVAL_MS: "0",
+        IDEMPOTENCY_SWEEP_MS: "0",
+        LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+      },
     });
     const code = await exited(app);
     return stopping ? 0 : code;

@@ -2,13 +2,28 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 
-const cluster = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "scripts/cluster.ts", ...args], { encoding: "utf8", timeout: 30_000 });
+const cluster = (...args: string[]) =>
+  spawnSync(process.execPath, ["--import", "tsx", "scripts/cluster.ts", ...args], { encoding: "utf8", timeout: 30_000 });
 
 describe("npm run cluster", () => {
   it("--help prints every option and exits 0", () => {
     const help = cluster("--help");
     expect(help.status).toBe(0);
-    for (const option of ["--instances", "--port", "--instance-port", "--pooler-port", "--stats-port", "--prometheus", "--prometheus-port", "--ha", "--ha-port", "--ha-dir", "--async", "--help"]) expect(help.stdout).toContain(option);
+    for (const option of [
+      "--instances",
+      "--port",
+      "--instance-port",
+      "--pooler-port",
+      "--stats-port",
+      "--prometheus",
+      "--prometheus-port",
+      "--ha",
+      "--ha-port",
+      "--ha-dir",
+      "--async",
+      "--help",
+    ])
+      expect(help.stdout).toContain(option);
   });
 
   it("an unknown option is one line naming it and --help, exit 1", () => {

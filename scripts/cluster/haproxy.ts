@@ -136,7 +136,13 @@ export type RunningHaproxy = {
 /** Checks the configuration (`-c`), then runs HAProxy; resolves once it accepts connections. */
 export async function startHaproxy(options: HaproxyOptions): Promise<RunningHaproxy> {
   const url = `http://127.0.0.1:${options.port}`;
-  const running = await launch(path.join(options.runDir, "haproxy.cfg"), haproxyConfig(options), path.join(options.runDir, "haproxy.log"), url, () => listening(url));
+  const running = await launch(
+    path.join(options.runDir, "haproxy.cfg"),
+    haproxyConfig(options),
+    path.join(options.runDir, "haproxy.log"),
+    url,
+    () => listening(url),
+  );
   return {
     ...running,
     url,
@@ -205,14 +211,21 @@ export function databaseProxyConfig(options: DatabaseProxyOptions): string {
 
 export async function startDatabaseProxy(options: DatabaseProxyOptions): Promise<Omit<RunningHaproxy, "command" | "url">> {
   const where = `127.0.0.1:${options.primaryPort}`;
-  return launch(path.join(options.runDir, "haproxy-db.cfg"), databaseProxyConfig(options), path.join(options.runDir, "haproxy-db.log"), where, () => accepts(options.primaryPort));
+  return launch(
+    path.join(options.runDir, "haproxy-db.cfg"),
+    databaseProxyConfig(options),
+    path.join(options.runDir, "haproxy-db.log"),
+    where,
+    () => accepts(options.primaryPort),
+  );
 }
 
 /** Writes and checks `config`, runs HAProxy in the foreground, and resolves once `ready` says it serves. */
 async function launch(configPath: string, config: string, logPath: string, where: string, ready: () => Promise<boolean>) {
   writeFileSync(configPath, config);
   const check = await run([HAPROXY_BIN, "-c", "-q", "-f", configPath]);
-  if (check.code !== 0) throw new Error(`HAProxy rejects ${configPath}: ${check.output.trim().split("\n").at(-1) ?? `exit code ${check.code}`}`);
+  if (check.code !== 0)
+    throw new Error(`HAProxy rejects ${configPath}: ${check.output.trim().split("\n").at(-1) ?? `exit code ${check.code}`}`);
   const log = openSync(logPath, "a");
   const child = spawn(HAPROXY_BIN, ["-db", "-f", configPath], { stdio: ["ignore", log, log] });
   closeSync(log);
@@ -222,7 +235,8 @@ async function launch(configPath: string, config: string, logPath: string, where
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`HAProxy exited at start-up: ${lastLines(logPath)} (log: ${logPath})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`HAProxy exited at start-up: ${lastLines(logPath)} (log: ${logPath})`);
     if (await ready()) break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
@@ -296,7 +310,16 @@ function lastLines(file: string): string {
 }
 
 /** One request as HAProxy logged it. `retries` is %rc: how many times it was sent again. */
-export type LoggedRequest = { method: string; path: string; status: number; retries: number; server: string; termination: string; totalMs: number; key?: string };
+export type LoggedRequest = {
+  method: string;
+  path: string;
+  status: number;
+  retries: number;
+  server: string;
+  termination: string;
+  totalMs: number;
+  key?: string;
+};
 
 /** The requests in HAProxy's log (its own start-up and health-check lines are skipped). */
 export function readHaproxyLog(logPath: string): LoggedRequest[] {

@@ -130,7 +130,10 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
   const runDir = path.resolve(options.runDir);
   if (runAs) {
     const blocked = unreachableAncestor(runDir, runAs);
-    if (blocked) throw new ClusterSetupError(`The HA database runs as the postgres user, which cannot reach ${runDir} (${blocked} is not searchable by it).`);
+    if (blocked)
+      throw new ClusterSetupError(
+        `The HA database runs as the postgres user, which cannot reach ${runDir} (${blocked} is not searchable by it).`,
+      );
   }
   makeOwnedDir(runDir, runAs, 0o700);
   const stops: (() => Promise<void>)[] = [];
@@ -146,7 +149,8 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
   };
   process.on("exit", onExit);
   const stopAll = async () => {
-    for (const stop of stops.splice(0).reverse()) await stop().catch((error: unknown) => log(`stopping: ${error instanceof Error ? error.message : String(error)}`));
+    for (const stop of stops.splice(0).reverse())
+      await stop().catch((error: unknown) => log(`stopping: ${error instanceof Error ? error.message : String(error)}`));
     process.removeListener("exit", onExit);
   };
   try {
@@ -218,7 +222,14 @@ function etcdArgs(ports: HaPorts, dataDir: string): string[] {
 /** A Patroni node's configuration (YAML is a superset of JSON, so JSON it is). */
 type RestCredentials = { username: string; password: string };
 
-function patroniConfig(name: string, ports: { pg: number; rest: number }, etcdPort: number, dir: string, synchronous: boolean, rest: RestCredentials): string {
+function patroniConfig(
+  name: string,
+  ports: { pg: number; rest: number },
+  etcdPort: number,
+  dir: string,
+  synchronous: boolean,
+  rest: RestCredentials,
+): string {
   const credentials = { username: "postgres", password: "postgres" };
   return JSON.stringify(
     {
@@ -256,7 +267,14 @@ function patroniConfig(name: string, ports: { pg: number; rest: number }, etcdPo
   );
 }
 
-function node(name: string, ports: { pg: number; rest: number }, runDir: string, options: HaOptions, runAs: ReturnType<typeof postgresUser>, credentials: RestCredentials) {
+function node(
+  name: string,
+  ports: { pg: number; rest: number },
+  runDir: string,
+  options: HaOptions,
+  runAs: ReturnType<typeof postgresUser>,
+  credentials: RestCredentials,
+) {
   const dir = path.join(runDir, name);
   makeOwnedDir(dir, runAs, 0o700);
   const configPath = path.join(dir, "patroni.yml");
@@ -337,7 +355,11 @@ async function healthyCluster<N extends HaNode>(nodes: N[], synchronous: boolean
     const ok =
       members !== undefined &&
       leaders.length === 1 &&
-      nodes.every((n) => members.some((m) => m.name === n.name && (m.role === "leader" || (m.role === standby && ["running", "streaming"].includes(m.state)))));
+      nodes.every((n) =>
+        members.some(
+          (m) => m.name === n.name && (m.role === "leader" || (m.role === standby && ["running", "streaming"].includes(m.state))),
+        ),
+      );
     stableFor = ok ? stableFor + 1 : 0;
     if (stableFor >= 2) return nodes.find((n) => n.name === leaders[0]!.name)!;
     if (Date.now() > deadline) throw new Error(`the HA database was not healthy within ${timeoutMs / 1000} s (${seen})`);
@@ -348,10 +370,18 @@ async function healthyCluster<N extends HaNode>(nodes: N[], synchronous: boolean
 /** Changes Patroni's dynamic configuration (kept in etcd) through any node's REST API. */
 async function patchConfig(nodes: HaNode[], credentials: RestCredentials, change: Record<string, unknown>): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  const headers = { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}` };
+  const headers = {
+    "content-type": "application/json",
+    authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`,
+  };
   for (;;) {
     for (const n of nodes) {
-      const res = await fetch(`http://127.0.0.1:${n.restPort}/config`, { method: "PATCH", body: JSON.stringify(change), headers, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+      const res = await fetch(`http://127.0.0.1:${n.restPort}/config`, {
+        method: "PATCH",
+        body: JSON.stringify(change),
+        headers,
+        signal: AbortSignal.timeout(5000),
+      }).catch(() => undefined);
       if (res?.ok) return;
     }
     if (Date.now() > deadline) throw new Error(`no Patroni took the configuration change ${JSON.stringify(change)}`);
@@ -371,7 +401,13 @@ async function clusterMembers(nodes: HaNode[]): Promise<Member[] | undefined> {
   return undefined;
 }
 
-type Supervised = { logPath: string; start: () => Promise<void>; kill: (s: NodeJS.Signals) => void; running: () => boolean; stop: () => Promise<void> };
+type Supervised = {
+  logPath: string;
+  start: () => Promise<void>;
+  kill: (s: NodeJS.Signals) => void;
+  running: () => boolean;
+  stop: () => Promise<void>;
+};
 
 /** A long-running process in a group of its own (as the postgres user when we are root), its output appended to `logPath`. */
 function supervised(what: string, bin: string, args: string[], logPath: string, runAs: ReturnType<typeof postgresUser>): Supervised {
@@ -414,9 +450,11 @@ function supervised(what: string, bin: string, args: string[], logPath: string, 
 async function waitFor(what: string, process: Supervised, ready: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    if (!process.running()) throw new ClusterSetupError(`${what} exited at start-up: ${lastLines(process.logPath)} (log: ${process.logPath})`);
+    if (!process.running())
+      throw new ClusterSetupError(`${what} exited at start-up: ${lastLines(process.logPath)} (log: ${process.logPath})`);
     if (await ready()) return;
-    if (Date.now() > deadline) throw new ClusterSetupError(`${what} was not ready within ${READY_TIMEOUT_MS / 1000} s (log: ${process.logPath})`);
+    if (Date.now() > deadline)
+      throw new ClusterSetupError(`${what} was not ready within ${READY_TIMEOUT_MS / 1000} s (log: ${process.logPath})`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

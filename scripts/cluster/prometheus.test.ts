@@ -30,20 +30,32 @@ describe("the cluster's Prometheus", () => {
     expect(stdout).toMatch(/SUCCESS: [1-9]\d* rules found/);
   });
 
-  it("answers only with the run's password: no credentials, or a rebinding page's Host, get 401; the alerts link works", { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "eo-prometheus-run-"));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const port = await freePort();
-    const prometheus = await startPrometheus({ port, targets: ["127.0.0.1:3001"], runDir: dir });
-    onTestFinished(() => prometheus.stop());
-    const authorization = `Basic ${Buffer.from(`${prometheus.user}:${prometheus.password}`).toString("base64")}`;
-    expect((await fetch(`${prometheus.url}/api/v1/status/config`)).status).toBe(401);
-    expect((await fetch(`${prometheus.url}/api/v1/status/config`, { headers: { host: `rebind.attacker.example:${port}` } })).status).toBe(401);
-    expect((await fetch(`${prometheus.url}/api/v1/status/config`, { headers: { authorization: `Basic ${Buffer.from("prometheus:guess").toString("base64")}` } })).status).toBe(401);
-    expect((await fetch(`${prometheus.url}/api/v1/status/config`, { headers: { authorization } })).status).toBe(200);
-    expect((await fetch(prometheus.alertsUrl, { headers: { authorization } })).status).toBe(200);
-    expect(new URL(prometheus.url).hostname).toBe("127.0.0.1");
-  });
+  it(
+    "answers only with the run's password: no credentials, or a rebinding page's Host, get 401; the alerts link works",
+    { timeout: 60_000 },
+    async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "eo-prometheus-run-"));
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const port = await freePort();
+      const prometheus = await startPrometheus({ port, targets: ["127.0.0.1:3001"], runDir: dir });
+      onTestFinished(() => prometheus.stop());
+      const authorization = `Basic ${Buffer.from(`${prometheus.user}:${prometheus.password}`).toString("base64")}`;
+      expect((await fetch(`${prometheus.url}/api/v1/status/config`)).status).toBe(401);
+      expect((await fetch(`${prometheus.url}/api/v1/status/config`, { headers: { host: `rebind.attacker.example:${port}` } })).status).toBe(
+        401,
+      );
+      expect(
+        (
+          await fetch(`${prometheus.url}/api/v1/status/config`, {
+            headers: { authorization: `Basic ${Buffer.from("prometheus:guess").toString("base64")}` },
+          })
+        ).status,
+      ).toBe(401);
+      expect((await fetch(`${prometheus.url}/api/v1/status/config`, { headers: { authorization } })).status).toBe(200);
+      expect((await fetch(prometheus.alertsUrl, { headers: { authorization } })).status).toBe(200);
+      expect(new URL(prometheus.url).hostname).toBe("127.0.0.1");
+    },
+  );
 
   it("listens by default on a port fetch accepts", () => {
     expect(BAD_PORTS.has(DEFAULT_PROMETHEUS_PORT)).toBe(false);

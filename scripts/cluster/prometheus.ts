@@ -97,8 +97,20 @@ export async function startPrometheus(options: PrometheusOptions) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`Prometheus exited with code ${child.exitCode} (log: ${logPath})`);
-    const ready = await fetch(`${url}/-/ready`, { headers: { authorization }, signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
-    if (ready) return { url, alertsUrl: `${url}${await alertsPage(url, authorization)}`, logPath, configPath, user: PROMETHEUS_USER, password, stop };
+    const ready = await fetch(`${url}/-/ready`, { headers: { authorization }, signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready)
+      return {
+        url,
+        alertsUrl: `${url}${await alertsPage(url, authorization)}`,
+        logPath,
+        configPath,
+        user: PROMETHEUS_USER,
+        password,
+        stop,
+      };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`Prometheus did not become ready within ${READY_TIMEOUT_MS / 1000} s (log: ${logPath})`);

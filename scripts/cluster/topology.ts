@@ -85,7 +85,10 @@ export type Cluster = {
    * One more instance of the same build, outside the topology: the primary
    * directly (no PgBouncer), no HAProxy in front. The bench's baseline.
    */
-  startDirectInstance: (port: number, env?: Record<string, string | undefined>) => Promise<{ url: string; pid: () => number | undefined; stop: () => Promise<void> }>;
+  startDirectInstance: (
+    port: number,
+    env?: Record<string, string | undefined>,
+  ) => Promise<{ url: string; pid: () => number | undefined; stop: () => Promise<void> }>;
   /** One command of HAProxy's runtime API, e.g. `set server instances/app2 state maint`. */
   haproxyCommand: (line: string) => Promise<string>;
   /** Pids of every process of the topology that runs now (for CPU accounting). */
@@ -103,7 +106,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(options.runDir, { recursive: true });
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
-    for (const stop of stops.splice(0).reverse()) await stop().catch((error: unknown) => log(`stopping: ${error instanceof Error ? error.message : String(error)}`));
+    for (const stop of stops.splice(0).reverse())
+      await stop().catch((error: unknown) => log(`stopping: ${error instanceof Error ? error.message : String(error)}`));
   };
   try {
     await runMigrations(options.primaryUrl);
@@ -121,7 +125,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     // As root PgBouncer runs as the postgres user, which must reach its files: a directory of the project cache then, removed at the stop.
     const poolerDir = runsAsRoot() ? scratchClusterParent("pgbouncer") : path.join(options.runDir, "pgbouncer");
     if (runsAsRoot()) stops.push(async () => rmSync(poolerDir, { recursive: true, force: true }));
-    const pooler = await startPgBouncer({ upstreamUrl: options.primaryUrl, port: options.poolerPort, runDir: poolerDir, poolSize: options.poolSize ?? 20 });
+    const pooler = await startPgBouncer({
+      upstreamUrl: options.primaryUrl,
+      port: options.poolerPort,
+      runDir: poolerDir,
+      poolSize: options.poolSize ?? 20,
+    });
     stops.push(pooler.stop);
     log(`PgBouncer (transaction mode) on 127.0.0.1:${options.poolerPort}`);
 
@@ -146,7 +155,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     if (!options.replicaUrl) delete env.DATABASE_REPLICA_URL;
     for (const [k, v] of Object.entries(options.instanceEnv)) if (v === undefined) delete env[k];
 
-    const instances = options.instancePorts.map((port, i) => instanceHandle(`app${i + 1}`, port, path.join(options.runDir, `app${i + 1}.log`), env));
+    const instances = options.instancePorts.map((port, i) =>
+      instanceHandle(`app${i + 1}`, port, path.join(options.runDir, `app${i + 1}.log`), env),
+    );
     stops.push(() => Promise.all(instances.map((i) => i.stop())).then(() => undefined));
     await Promise.all(instances.map((i) => i.start()));
     log(`${instances.length} instance(s) healthy on ports ${instances.map((i) => i.port).join(", ")}`);
@@ -218,15 +229,22 @@ function instanceHandle(name: string, port: number, logPath: string, env: NodeJS
   const start = async () => {
     const out = openSync(logPath, "a");
     const [command, ...args] = serverCommand();
-    child = spawn(command!, args, { cwd: projectRoot, env: { ...env, HOST: "127.0.0.1", PORT: String(port) }, stdio: ["ignore", out, out], detached: true });
+    child = spawn(command!, args, {
+      cwd: projectRoot,
+      env: { ...env, HOST: "127.0.0.1", PORT: String(port) },
+      stdio: ["ignore", out, out],
+      detached: true,
+    });
     closeSync(out);
     const current = child;
     exited = new Promise((resolve) => current.once("exit", () => resolve()));
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (;;) {
-      if (current.exitCode !== null || current.signalCode !== null) throw new Error(`instance ${name} (${url}) exited at start-up: ${lastLine(logPath)} (log: ${logPath})`);
+      if (current.exitCode !== null || current.signalCode !== null)
+        throw new Error(`instance ${name} (${url}) exited at start-up: ${lastLine(logPath)} (log: ${logPath})`);
       if (await healthy(url)) return;
-      if (Date.now() > deadline) throw new Error(`instance ${name} (${url}) was not healthy within ${READY_TIMEOUT_MS / 1000} s (log: ${logPath})`);
+      if (Date.now() > deadline)
+        throw new Error(`instance ${name} (${url}) was not healthy within ${READY_TIMEOUT_MS / 1000} s (log: ${logPath})`);
       await new Promise((r) => setTimeout(r, 100));
     }
   };

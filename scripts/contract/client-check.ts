@@ -19,7 +19,10 @@ const bin = (name: string) => path.join(projectRoot, "node_modules", ".bin", nam
 export async function checkClient(o: ClientOptions): Promise<{ ok: boolean; answers: number }> {
   const dir = path.join(o.out, "client");
   mkdirSync(dir, { recursive: true });
-  const generated = await run(bin("openapi-typescript"), [o.document, "--output", path.join(dir, "openapi.ts")], { cwd: projectRoot, stdio: ["ignore", "ignore", "inherit"] });
+  const generated = await run(bin("openapi-typescript"), [o.document, "--output", path.join(dir, "openapi.ts")], {
+    cwd: projectRoot,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   if (generated !== 0) return { ok: false, answers: 0 };
   const lines = [
     'import type { operations } from "./openapi";',
@@ -30,7 +33,24 @@ export async function checkClient(o: ClientOptions): Promise<{ ok: boolean; answ
     ...o.answers.map((a, i) => `export const answer${i}: Body<${JSON.stringify(a.operation)}, ${a.status}> = ${JSON.stringify(a.body)};`),
   ];
   writeFileSync(path.join(dir, "answers.ts"), `${lines.join("\n")}\n`);
-  const code = await run(bin("tsc"), ["--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", "--module", "esnext", "--moduleResolution", "bundler", path.join(dir, "answers.ts")], { cwd: dir });
-  o.log(`openapi-typescript: ${o.answers.length} real answers of ${new Set(o.answers.map((a) => a.operation)).size} operations type-checked, tsc exit ${code}`);
+  const code = await run(
+    bin("tsc"),
+    [
+      "--noEmit",
+      "--strict",
+      "--skipLibCheck",
+      "--target",
+      "es2022",
+      "--module",
+      "esnext",
+      "--moduleResolution",
+      "bundler",
+      path.join(dir, "answers.ts"),
+    ],
+    { cwd: dir },
+  );
+  o.log(
+    `openapi-typescript: ${o.answers.length} real answers of ${new Set(o.answers.map((a) => a.operation)).size} operations type-checked, tsc exit ${code}`,
+  );
   return { ok: code === 0, answers: o.answers.length };
 }

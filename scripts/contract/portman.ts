@@ -12,12 +12,25 @@ import path from "node:path";
 import { projectRoot } from "../../db/cluster-home";
 import { run } from "./processes";
 
-export type PortmanOptions = { document: string; baseUrl: string; token: string; webhookSecret: string; out: string; log: (line: string) => void };
+export type PortmanOptions = {
+  document: string;
+  baseUrl: string;
+  token: string;
+  webhookSecret: string;
+  out: string;
+  log: (line: string) => void;
+};
 export type PortmanResult = { requests: number; assertions: number; failed: number };
 
 const bin = (name: string) => path.join(projectRoot, "node_modules", ".bin", name);
-const assign = (operationId: string, name: string, responseBodyProp = "id") => ({ openApiOperationId: operationId, collectionVariables: [{ responseBodyProp, name }] });
-const pathId = (operationIds: string[], variable: string) => ({ openApiOperationIds: operationIds, overwriteRequestPathVariables: [{ key: "id", value: `{{${variable}}}` }] });
+const assign = (operationId: string, name: string, responseBodyProp = "id") => ({
+  openApiOperationId: operationId,
+  collectionVariables: [{ responseBodyProp, name }],
+});
+const pathId = (operationIds: string[], variable: string) => ({
+  openApiOperationIds: operationIds,
+  overwriteRequestPathVariables: [{ key: "id", value: `{{${variable}}}` }],
+});
 
 /** Void needs an authorisation of its own: the one created first has been captured by then. */
 const freshAuthorisation = `
@@ -33,11 +46,30 @@ const signature = `
 pm.collectionVariables.set("apiKey", CryptoJS.HmacSHA256(pm.request.body.raw, pm.collectionVariables.get("webhookSecret")).toString(CryptoJS.enc.Hex));`;
 
 function config(o: PortmanOptions) {
-  const idempotent = ["payments_create", "payments_capture", "payments_void", "payments_refund", "accounts_create", "accounts_deposit", "accounts_withdraw", "coupons_create", "orders_create"];
+  const idempotent = [
+    "payments_create",
+    "payments_capture",
+    "payments_void",
+    "payments_refund",
+    "accounts_create",
+    "accounts_deposit",
+    "accounts_withdraw",
+    "coupons_create",
+    "orders_create",
+  ];
   return {
     version: 1.0,
     tests: {
-      contractTests: [{ openApiOperation: "*::/*", statusSuccess: { enabled: true }, contentType: { enabled: true }, jsonBody: { enabled: true }, schemaValidation: { enabled: true }, headersPresent: { enabled: true } }],
+      contractTests: [
+        {
+          openApiOperation: "*::/*",
+          statusSuccess: { enabled: true },
+          contentType: { enabled: true },
+          jsonBody: { enabled: true },
+          schemaValidation: { enabled: true },
+          headersPresent: { enabled: true },
+        },
+      ],
     },
     assignVariables: [
       assign("payments_create", "paymentId"),
@@ -73,12 +105,38 @@ export async function runPortman(o: PortmanOptions): Promise<PortmanResult> {
   const collection = path.join(o.out, "portman-collection.json");
   const report = path.join(o.out, "newman-report.json");
   writeFileSync(configFile, JSON.stringify(config(o), null, 2));
-  const generated = await run(bin("portman"), ["--local", o.document, "--baseUrl", o.baseUrl, "--portmanConfigFile", configFile, "--output", collection, "--includeTests", "--syncPostmanCollectionIds", "false"], { cwd: o.out, stdio: ["ignore", "ignore", "inherit"] });
+  const generated = await run(
+    bin("portman"),
+    [
+      "--local",
+      o.document,
+      "--baseUrl",
+      o.baseUrl,
+      "--portmanConfigFile",
+      configFile,
+      "--output",
+      collection,
+      "--includeTests",
+      "--syncPostmanCollectionIds",
+      "false",
+    ],
+    { cwd: o.out, stdio: ["ignore", "ignore", "inherit"] },
+  );
   if (generated !== 0) throw new Error(`portman exited with ${generated}`);
-  await run(bin("newman"), ["run", collection, "--reporters", "cli,json", "--reporter-json-export", report, "--bail", "false"], { cwd: o.out });
+  await run(bin("newman"), ["run", collection, "--reporters", "cli,json", "--reporter-json-export", report, "--bail", "false"], {
+    cwd: o.out,
+  });
   type Count = { total: number; failed: number };
-  const { stats } = (JSON.parse(readFileSync(report, "utf8")) as { run: { stats: Record<"requests" | "assertions" | "testScripts" | "prerequestScripts", Count> } }).run;
-  const result = { requests: stats.requests.total, assertions: stats.assertions.total, failed: stats.assertions.failed + stats.requests.failed + stats.testScripts.failed + stats.prerequestScripts.failed };
+  const { stats } = (
+    JSON.parse(readFileSync(report, "utf8")) as {
+      run: { stats: Record<"requests" | "assertions" | "testScripts" | "prerequestScripts", Count> };
+    }
+  ).run;
+  const result = {
+    requests: stats.requests.total,
+    assertions: stats.assertions.total,
+    failed: stats.assertions.failed + stats.requests.failed + stats.testScripts.failed + stats.prerequestScripts.failed,
+  };
   o.log(`portman + newman: ${result.requests} requests, ${result.assertions} assertions, ${result.failed} failed`);
   return result;
 }

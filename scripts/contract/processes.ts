@@ -44,7 +44,10 @@ export async function waitFor(url: string, child: ChildProcess, ms = 300_000): P
   for (;;) {
     if (stopping) throw new Error("stopped");
     if (child.exitCode !== null) throw new Error(`${child.spawnfile} exited with ${child.exitCode} before ${url} answered`);
-    const ok = await fetch(url, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(5000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`${url} did not answer within ${ms / 1000} s`);
     await new Promise((r) => setTimeout(r, 250));

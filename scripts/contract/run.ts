@@ -43,7 +43,16 @@ async function tenantToken(url: string): Promise<string> {
 }
 
 async function prism(port: number, errors: boolean, document: string) {
-  const args = ["proxy", document, `http://127.0.0.1:${PORTS.app}/api`, "-h", "127.0.0.1", "-p", String(port), ...(errors ? ["--errors"] : [])];
+  const args = [
+    "proxy",
+    document,
+    `http://127.0.0.1:${PORTS.app}/api`,
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(port),
+    ...(errors ? ["--errors"] : []),
+  ];
   const child = start(bin("prism"), args, { cwd: projectRoot, stdio: ["ignore", "ignore", "inherit"] });
   await waitFor(`http://127.0.0.1:${port}/health`, child, 60_000);
 }
@@ -70,25 +79,56 @@ async function main(): Promise<number> {
       LOG_LEVEL: "warn",
     };
     delete env.PSP_URL;
-    const app = start(process.execPath, ["--import", "tsx", "scripts/start.ts"], { cwd: projectRoot, stdio: ["ignore", "inherit", "inherit"], env });
+    const app = start(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+      cwd: projectRoot,
+      stdio: ["ignore", "inherit", "inherit"],
+      env,
+    });
     const appUrl = `http://127.0.0.1:${PORTS.app}`;
     await waitFor(`${appUrl}/api/health`, app);
     const documentPath = path.join(OUT, "openapi.json");
     writeFileSync(documentPath, await (await fetch(`${appUrl}/api/openapi.json`)).text());
     say(`the app serves on ${appUrl}; its document is in ${path.relative(projectRoot, documentPath)}`);
 
-    const lint = await run(bin("redocly"), ["lint", documentPath, "--config", path.join(projectRoot, "redocly.yaml"), "--max-problems", "200"], { cwd: projectRoot });
+    const lint = await run(
+      bin("redocly"),
+      ["lint", documentPath, "--config", path.join(projectRoot, "redocly.yaml"), "--max-problems", "200"],
+      { cwd: projectRoot },
+    );
     results.redocly = lint === 0 ? "passed" : `failed (exit ${lint})`;
 
     await prism(PORTS.strict, true, documentPath);
     await prism(PORTS.lenient, false, documentPath);
-    const traffic = await runTraffic({ document: JSON.parse(readFileSync(documentPath, "utf8")) as Parameters<typeof runTraffic>[0]["document"], strict: `http://127.0.0.1:${PORTS.strict}`, lenient: `http://127.0.0.1:${PORTS.lenient}`, direct: `${appUrl}/api`, token, webhookSecret: WEBHOOK_SECRET, log: (line) => say(`prism ${line}`) });
+    const traffic = await runTraffic({
+      document: JSON.parse(readFileSync(documentPath, "utf8")) as Parameters<typeof runTraffic>[0]["document"],
+      strict: `http://127.0.0.1:${PORTS.strict}`,
+      lenient: `http://127.0.0.1:${PORTS.lenient}`,
+      direct: `${appUrl}/api`,
+      token,
+      webhookSecret: WEBHOOK_SECRET,
+      log: (line) => say(`prism ${line}`),
+    });
     for (const failure of traffic.failures) say(`prism FAIL ${failure}`);
-    say(`prism: ${traffic.requests} requests, ${traffic.violations} violations, ${traffic.refused} malformed requests refused by the document as by the API, ${traffic.failures.length} failures`);
-    results.prism = traffic.failures.length === 0 ? `passed (${traffic.requests} requests, ${traffic.violations} violations)` : `failed (${traffic.failures.length} failures)`;
+    say(
+      `prism: ${traffic.requests} requests, ${traffic.violations} violations, ${traffic.refused} malformed requests refused by the document as by the API, ${traffic.failures.length} failures`,
+    );
+    results.prism =
+      traffic.failures.length === 0
+        ? `passed (${traffic.requests} requests, ${traffic.violations} violations)`
+        : `failed (${traffic.failures.length} failures)`;
 
-    const portman = await runPortman({ document: documentPath, baseUrl: `${appUrl}/api`, token, webhookSecret: WEBHOOK_SECRET, out: OUT, log: say });
-    results.portman = portman.failed === 0 && portman.assertions > 0 ? `passed (${portman.requests} requests, ${portman.assertions} assertions, 0 failed)` : `failed (${portman.failed} of ${portman.assertions} assertions)`;
+    const portman = await runPortman({
+      document: documentPath,
+      baseUrl: `${appUrl}/api`,
+      token,
+      webhookSecret: WEBHOOK_SECRET,
+      out: OUT,
+      log: say,
+    });
+    results.portman =
+      portman.failed === 0 && portman.assertions > 0
+        ? `passed (${portman.requests} requests, ${portman.assertions} assertions, 0 failed)`
+        : `failed (${portman.failed} of ${portman.assertions} assertions)`;
 
     const client = await checkClient({ document: documentPath, answers: traffic.answers, out: OUT, log: say });
     results.client = client.ok ? `passed (${client.answers} answers type-checked)` : "failed";
@@ -97,7 +137,11 @@ async function main(): Promise<number> {
     await database?.dispose();
   }
   if (isStopping()) return 130;
-  say(Object.entries(results).map(([tool, r]) => `${tool}: ${r}`).join("; "));
+  say(
+    Object.entries(results)
+      .map(([tool, r]) => `${tool}: ${r}`)
+      .join("; "),
+  );
   return Object.keys(results).length === 4 && Object.values(results).every((r) => r.startsWith("passed")) ? 0 : 1;
 }
 

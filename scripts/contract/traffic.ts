@@ -63,7 +63,15 @@ function undeclaredHeaders(document: Document, method: string, url: string, stat
   return Object.values(HEADER).filter((name) => headers.has(name) && !declared.has(name.toLowerCase()));
 }
 
-export type TrafficOptions = { document: Document; strict: string; lenient: string; direct: string; token: string; webhookSecret: string; log: (line: string) => void };
+export type TrafficOptions = {
+  document: Document;
+  strict: string;
+  lenient: string;
+  direct: string;
+  token: string;
+  webhookSecret: string;
+  log: (line: string) => void;
+};
 /** `violations`: on requests the document allows and on every answer; `refused`: malformed requests the document refused too. */
 export type TrafficResult = { requests: number; violations: number; refused: number; failures: string[]; answers: Answer[] };
 
@@ -99,20 +107,25 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
     }
     const prismOwn = typeof parsed.type === "string" && parsed.type.startsWith("https://stoplight.io/prism/");
     if (prismOwn) fail(`Prism answered itself (${String(parsed.title)}: ${String(parsed.detail)})`);
-    if (via === "strict" && onRequest.length) fail(`the document refuses a request the API takes: ${onRequest.map((v) => v.message).join("; ")}`);
+    if (via === "strict" && onRequest.length)
+      fail(`the document refuses a request the API takes: ${onRequest.map((v) => v.message).join("; ")}`);
     if (via === "lenient" && onRequest.length === 0 && !c.prismMisreads) fail("the document accepts a request the API refuses");
     if (via === "lenient" && onRequest.length > 0) result.refused += 1;
-    if (onResponse.length) fail(`the answer breaks the document: ${onResponse.map((v) => `${v.location?.join(".")}: ${v.message}`).join("; ")}`);
+    if (onResponse.length)
+      fail(`the answer breaks the document: ${onResponse.map((v) => `${v.location?.join(".")}: ${v.message}`).join("; ")}`);
     result.violations += (via === "strict" ? onRequest.length : 0) + onResponse.length + (prismOwn ? 1 : 0);
     if (res.status !== c.status) fail(`status ${res.status}, expected ${c.status}: ${text.slice(0, 300)}`);
     if (c.type && parsed.type !== problemType(c.type)) fail(`type ${String(parsed.type)}, expected ${problemType(c.type)}`);
-    if (c.replayed !== undefined && (res.headers.get("idempotent-replayed") === "true") !== c.replayed) fail(`Idempotent-Replayed is ${res.headers.get("idempotent-replayed")}`);
+    if (c.replayed !== undefined && (res.headers.get("idempotent-replayed") === "true") !== c.replayed)
+      fail(`Idempotent-Replayed is ${res.headers.get("idempotent-replayed")}`);
     if (c.header && !res.headers.has(c.header)) fail(`no ${c.header} header`);
     const undeclared = undeclaredHeaders(o.document, method, res.url, res.status, res.headers);
     if (undeclared.length) fail(`headers the document does not declare for ${res.status}: ${undeclared.join(", ")}`);
     result.violations += undeclared.length;
     if (c.operation && !prismOwn) result.answers.push({ operation: c.operation, status: res.status, body: parsed });
-    o.log(`${{ strict: "  ", lenient: "~ ", direct: "> " }[via]}${res.status} ${method} ${c.path.slice(0, 70)} (${c.name})${violations.length ? ` [${violations.length} violation(s) reported]` : ""}`);
+    o.log(
+      `${{ strict: "  ", lenient: "~ ", direct: "> " }[via]}${res.status} ${method} ${c.path.slice(0, 70)} (${c.name})${violations.length ? ` [${violations.length} violation(s) reported]` : ""}`,
+    );
     return { status: res.status, body: parsed, headers: res.headers };
   }
   const id = async (c: Case) => String((await send(c)).body.id);
@@ -124,26 +137,90 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
 
   // Payments: a charge and its replay, an authorisation captured, one voided, the actions refused.
   const payKey = randomUUID();
-  const paid = await id({ name: "a payment", path: "/v1/payments", body: EUR("25.00"), key: payKey, status: 201, replayed: false, operation: "payments_create" });
-  await send({ name: "its replay", path: "/v1/payments", body: EUR("25.00"), key: payKey, status: 201, replayed: true, operation: "payments_create" });
-  await send({ name: "the key for another body", path: "/v1/payments", body: EUR("26.00"), key: payKey, status: 422, type: "idempotency-key-mismatch" });
-  const held = await id({ name: "an authorisation", path: "/v1/payments", body: { ...EUR("10.00"), capture: false }, status: 201, operation: "payments_create" });
+  const paid = await id({
+    name: "a payment",
+    path: "/v1/payments",
+    body: EUR("25.00"),
+    key: payKey,
+    status: 201,
+    replayed: false,
+    operation: "payments_create",
+  });
+  await send({
+    name: "its replay",
+    path: "/v1/payments",
+    body: EUR("25.00"),
+    key: payKey,
+    status: 201,
+    replayed: true,
+    operation: "payments_create",
+  });
+  await send({
+    name: "the key for another body",
+    path: "/v1/payments",
+    body: EUR("26.00"),
+    key: payKey,
+    status: 422,
+    type: "idempotency-key-mismatch",
+  });
+  const held = await id({
+    name: "an authorisation",
+    path: "/v1/payments",
+    body: { ...EUR("10.00"), capture: false },
+    status: 201,
+    operation: "payments_create",
+  });
   await send({ name: "captured, body {}", path: `/v1/payments/${held}/capture`, body: {}, status: 200, operation: "payments_capture" });
   await send({ name: "voided after capture", path: `/v1/payments/${held}/void`, body: "", status: 422, type: "payment-captured" });
   const voided = await id({ name: "a second authorisation", path: "/v1/payments", body: { ...EUR("10.00"), capture: false }, status: 201 });
   await send({ name: "voided, empty body", path: `/v1/payments/${voided}/void`, body: "", status: 200, operation: "payments_void" });
   await send({ name: "captured after void", path: `/v1/payments/${voided}/capture`, body: {}, status: 422, type: "payment-canceled" });
   const failed = await id({ name: "a third authorisation", path: "/v1/payments", body: { ...EUR("10.00"), capture: false }, status: 201 });
-  await send({ name: "refund of an authorisation", path: `/v1/payments/${failed}/refunds`, body: { amount: "1.00" }, status: 422, type: "payment-not-refundable" });
-  await send({ name: "a refund", path: `/v1/payments/${paid}/refunds`, body: { amount: "5.00" }, status: 201, operation: "payments_refund" });
-  await send({ name: "a refund over the captured amount", path: `/v1/payments/${paid}/refunds`, body: { amount: "100.00" }, status: 422, type: "refund-exceeds-captured" });
+  await send({
+    name: "refund of an authorisation",
+    path: `/v1/payments/${failed}/refunds`,
+    body: { amount: "1.00" },
+    status: 422,
+    type: "payment-not-refundable",
+  });
+  await send({
+    name: "a refund",
+    path: `/v1/payments/${paid}/refunds`,
+    body: { amount: "5.00" },
+    status: 201,
+    operation: "payments_refund",
+  });
+  await send({
+    name: "a refund over the captured amount",
+    path: `/v1/payments/${paid}/refunds`,
+    body: { amount: "100.00" },
+    status: 422,
+    type: "refund-exceeds-captured",
+  });
   await send({ name: "the payment", path: `/v1/payments/${paid}`, status: 200, operation: "payments_get" });
   await send({ name: "its provider calls", path: `/v1/payments/${paid}/attempts`, status: 200, operation: "payments_attempts" });
   await send({ name: "payments, newest first", path: "/v1/payments?limit=5", status: 200, operation: "payments_list" });
   const declineKey = randomUUID();
   const declined = { amount: "3.00", currency: "EUR", destination: "acct_test_decline" };
-  await send({ name: "a declined payment", path: "/v1/payments", body: declined, key: declineKey, status: 402, type: "payment-declined", replayed: false });
-  await send({ name: "the decline replayed", path: "/v1/payments", body: declined, key: declineKey, status: 402, type: "payment-declined", replayed: true, operation: "payments_create" });
+  await send({
+    name: "a declined payment",
+    path: "/v1/payments",
+    body: declined,
+    key: declineKey,
+    status: 402,
+    type: "payment-declined",
+    replayed: false,
+  });
+  await send({
+    name: "the decline replayed",
+    path: "/v1/payments",
+    body: declined,
+    key: declineKey,
+    status: 402,
+    type: "payment-declined",
+    replayed: true,
+    operation: "payments_create",
+  });
 
   // In flight: the provider is slower than the bounded wait, so the second request with the key is told to retry.
   const slowKey = randomUUID();
@@ -152,16 +229,56 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
   await Promise.all([
     send({ name: "a slow payment", path: "/v1/payments", body: slow, key: slowKey, status: 201 }),
     new Promise((r) => setTimeout(r, 500)).then(() =>
-      send({ name: "the same key while it runs", path: "/v1/payments", body: slow, key: slowKey, status: 409, type: "idempotency-key-in-progress", header: "retry-after", operation: "payments_create" }),
+      send({
+        name: "the same key while it runs",
+        path: "/v1/payments",
+        body: slow,
+        key: slowKey,
+        status: 409,
+        type: "idempotency-key-in-progress",
+        header: "retry-after",
+        operation: "payments_create",
+      }),
     ),
   ]);
 
   // Accounts: a deposit, withdrawals, the refusals.
-  const account = await id({ name: "an account", path: "/v1/accounts", body: { currency: "EUR" }, status: 201, operation: "accounts_create" });
-  const deposit = await id({ name: "a deposit", path: `/v1/accounts/${account}/deposits`, body: { amount: "20.00", currency: "EUR" }, status: 201, operation: "accounts_deposit" });
-  const withdrawal = await id({ name: "a withdrawal", path: `/v1/accounts/${account}/withdrawals`, body: { amount: "5.00", currency: "EUR" }, status: 201, operation: "accounts_withdraw" });
-  await send({ name: "an overdraft", path: `/v1/accounts/${account}/withdrawals`, body: { amount: "100.00", currency: "EUR" }, status: 422, type: "insufficient-funds", operation: "accounts_withdraw" });
-  await send({ name: "another currency", path: `/v1/accounts/${account}/deposits`, body: { amount: "1.00", currency: "USD" }, status: 422, type: "currency-mismatch" });
+  const account = await id({
+    name: "an account",
+    path: "/v1/accounts",
+    body: { currency: "EUR" },
+    status: 201,
+    operation: "accounts_create",
+  });
+  const deposit = await id({
+    name: "a deposit",
+    path: `/v1/accounts/${account}/deposits`,
+    body: { amount: "20.00", currency: "EUR" },
+    status: 201,
+    operation: "accounts_deposit",
+  });
+  const withdrawal = await id({
+    name: "a withdrawal",
+    path: `/v1/accounts/${account}/withdrawals`,
+    body: { amount: "5.00", currency: "EUR" },
+    status: 201,
+    operation: "accounts_withdraw",
+  });
+  await send({
+    name: "an overdraft",
+    path: `/v1/accounts/${account}/withdrawals`,
+    body: { amount: "100.00", currency: "EUR" },
+    status: 422,
+    type: "insufficient-funds",
+    operation: "accounts_withdraw",
+  });
+  await send({
+    name: "another currency",
+    path: `/v1/accounts/${account}/deposits`,
+    body: { amount: "1.00", currency: "USD" },
+    status: 422,
+    type: "currency-mismatch",
+  });
   await send({ name: "the account", path: `/v1/accounts/${account}`, status: 200, operation: "accounts_get" });
   await send({ name: "its movements", path: `/v1/accounts/${account}/movements?limit=5`, status: 200, operation: "accounts_movements" });
   await send({ name: "the deposit", path: `/v1/deposits/${deposit}`, status: 200, operation: "accounts_getDeposit" });
@@ -172,26 +289,95 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
   await send({ name: "a coupon", path: "/v1/coupons", body: { code, percentOff: 10 }, status: 201, operation: "coupons_create" });
   await send({ name: "the coupon's code again", path: "/v1/coupons", body: { code, percentOff: 20 }, status: 422, type: "coupon-exists" });
   const orderKey = randomUUID();
-  const order = await id({ name: "an order", path: "/v1/orders", body: { items: [{ sku: "mug-once", quantity: 2 }], couponCode: code }, key: orderKey, status: 201, operation: "orders_create" });
-  await send({ name: "the redeemed coupon again", path: "/v1/orders", body: { items: [{ sku: "mug-once", quantity: 1 }], couponCode: code }, status: 422, type: "coupon-redeemed" });
-  await send({ name: "an unknown coupon", path: "/v1/orders", body: { items: [{ sku: "mug-once", quantity: 1 }], couponCode: "NO_SUCH_COUPON" }, status: 422, type: "coupon-unknown" });
-  await send({ name: "a declined order", path: "/v1/orders", body: { items: [{ sku: "mug-once", quantity: 1 }], destination: "acct_test_decline" }, status: 402, type: "payment-declined" });
-  await send({ name: "an unknown SKU", path: "/v1/orders", body: { items: [{ sku: "no-such-sku", quantity: 1 }] }, status: 400, type: "validation" });
+  const order = await id({
+    name: "an order",
+    path: "/v1/orders",
+    body: { items: [{ sku: "mug-once", quantity: 2 }], couponCode: code },
+    key: orderKey,
+    status: 201,
+    operation: "orders_create",
+  });
+  await send({
+    name: "the redeemed coupon again",
+    path: "/v1/orders",
+    body: { items: [{ sku: "mug-once", quantity: 1 }], couponCode: code },
+    status: 422,
+    type: "coupon-redeemed",
+  });
+  await send({
+    name: "an unknown coupon",
+    path: "/v1/orders",
+    body: { items: [{ sku: "mug-once", quantity: 1 }], couponCode: "NO_SUCH_COUPON" },
+    status: 422,
+    type: "coupon-unknown",
+  });
+  await send({
+    name: "a declined order",
+    path: "/v1/orders",
+    body: { items: [{ sku: "mug-once", quantity: 1 }], destination: "acct_test_decline" },
+    status: 402,
+    type: "payment-declined",
+  });
+  await send({
+    name: "an unknown SKU",
+    path: "/v1/orders",
+    body: { items: [{ sku: "no-such-sku", quantity: 1 }] },
+    status: 400,
+    type: "validation",
+  });
   await send({ name: "the order", path: `/v1/orders/${order}`, status: 200, operation: "orders_get" });
   const ledger = { via: "lenient", prismMisreads: "query.filter", status: 200, operation: "ledger_list" } as const;
   await send({ name: "the ledger of a key", path: `/v1/ledger?idempotencyKey=${orderKey}`, ...ledger });
 
   // The provider's webhook: signed, redelivered, forged.
-  const event = JSON.stringify({ id: `evt_${randomUUID().replaceAll("-", "")}`, type: "charge.refunded", data: { paymentId: paid, amount: "1.00" } });
+  const event = JSON.stringify({
+    id: `evt_${randomUUID().replaceAll("-", "")}`,
+    type: "charge.refunded",
+    data: { paymentId: paid, amount: "1.00" },
+  });
   const signed = { "psp-signature": sign(event, o.webhookSecret) };
-  await send({ name: "a signed event", path: "/v1/webhooks/psp", body: event, headers: signed, token: null, status: 200, operation: "webhooks_psp" });
-  await send({ name: "the event again", path: "/v1/webhooks/psp", body: event, headers: signed, token: null, status: 200, operation: "webhooks_psp" });
-  await send({ name: "a forged event", path: "/v1/webhooks/psp", body: event, headers: { "psp-signature": "0".repeat(64) }, token: null, status: 401, type: "invalid-signature", header: "www-authenticate", operation: "webhooks_psp" });
+  await send({
+    name: "a signed event",
+    path: "/v1/webhooks/psp",
+    body: event,
+    headers: signed,
+    token: null,
+    status: 200,
+    operation: "webhooks_psp",
+  });
+  await send({
+    name: "the event again",
+    path: "/v1/webhooks/psp",
+    body: event,
+    headers: signed,
+    token: null,
+    status: 200,
+    operation: "webhooks_psp",
+  });
+  await send({
+    name: "a forged event",
+    path: "/v1/webhooks/psp",
+    body: event,
+    headers: { "psp-signature": "0".repeat(64) },
+    token: null,
+    status: 401,
+    type: "invalid-signature",
+    header: "www-authenticate",
+    operation: "webhooks_psp",
+  });
   const eventId = (JSON.parse(event) as { id: string }).id;
   await send({ name: "the ledger of an event", path: `/v1/ledger?eventId=${eventId}`, ...ledger });
 
   // 404 on every route with an id.
-  for (const path of [`/v1/payments/${missing}`, `/v1/payments/${missing}/attempts`, `/v1/accounts/${missing}`, `/v1/accounts/${missing}/movements`, `/v1/deposits/${missing}`, `/v1/withdrawals/${missing}`, `/v1/orders/${missing}`])
+  for (const path of [
+    `/v1/payments/${missing}`,
+    `/v1/payments/${missing}/attempts`,
+    `/v1/accounts/${missing}`,
+    `/v1/accounts/${missing}/movements`,
+    `/v1/deposits/${missing}`,
+    `/v1/withdrawals/${missing}`,
+    `/v1/orders/${missing}`,
+  ])
     await send({ name: "an unknown id", path, status: 404, type: "not-found" });
   for (const [path, body] of [
     [`/v1/payments/${missing}/capture`, {}],
@@ -203,23 +389,78 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
     await send({ name: "an unknown id", path, body, status: 404, type: "not-found" });
 
   // Refusals of requests the document allows in form: an unknown token, a duplicate key the JSON parser hides.
-  await send({ name: "an unknown token", path: "/v1/products", token: "eo_unknown", status: 401, type: "unauthorized", header: "www-authenticate", operation: "catalog_list" });
-  await send({ name: "a duplicate JSON key", via: "direct", operation: "payments_create", path: "/v1/payments", body: '{"amount":"1.00","amount":"2.00","currency":"EUR","destination":"acct_test_123"}', status: 400, type: "duplicate-key" });
+  await send({
+    name: "an unknown token",
+    path: "/v1/products",
+    token: "eo_unknown",
+    status: 401,
+    type: "unauthorized",
+    header: "www-authenticate",
+    operation: "catalog_list",
+  });
+  await send({
+    name: "a duplicate JSON key",
+    via: "direct",
+    operation: "payments_create",
+    path: "/v1/payments",
+    body: '{"amount":"1.00","amount":"2.00","currency":"EUR","destination":"acct_test_123"}',
+    status: 400,
+    type: "duplicate-key",
+  });
 
   // Malformed requests: the document must refuse them as the API does.
   const lenient = (c: Case) => send({ ...c, via: "lenient" });
   await lenient({ name: "no token", path: "/v1/products", token: null, status: 401, type: "unauthorized", header: "www-authenticate" });
-  await lenient({ name: "no Idempotency-Key", path: "/v1/payments", body: EUR("1.00"), key: null, status: 400, type: "idempotency-key-missing" });
-  await lenient({ name: "a key of 300 characters", path: "/v1/payments", body: EUR("1.00"), key: "k".repeat(300), status: 400, type: "idempotency-key-invalid" });
-  await lenient({ name: "a misspelt field", path: "/v1/payments", body: { ...EUR("1.00"), captur: false }, status: 400, type: "validation" });
+  await lenient({
+    name: "no Idempotency-Key",
+    path: "/v1/payments",
+    body: EUR("1.00"),
+    key: null,
+    status: 400,
+    type: "idempotency-key-missing",
+  });
+  await lenient({
+    name: "a key of 300 characters",
+    path: "/v1/payments",
+    body: EUR("1.00"),
+    key: "k".repeat(300),
+    status: 400,
+    type: "idempotency-key-invalid",
+  });
+  await lenient({
+    name: "a misspelt field",
+    path: "/v1/payments",
+    body: { ...EUR("1.00"), captur: false },
+    status: 400,
+    type: "validation",
+  });
   await lenient({ name: "an amount of 0.00", path: "/v1/payments", body: EUR("0.00"), status: 400, type: "validation" });
   await lenient({ name: "an amount over 1,000,000.00", path: "/v1/payments", body: EUR("1000000.01"), status: 400, type: "validation" });
   await lenient({ name: "currency ZZZ", path: "/v1/accounts", body: { currency: "ZZZ" }, status: 400, type: "validation" });
   await lenient({ name: "an id of 65 characters", path: `/v1/payments/${"p".repeat(65)}`, status: 400, type: "validation" });
-  await lenient({ name: "both ledger parameters", path: `/v1/ledger?idempotencyKey=${orderKey}&eventId=${eventId}`, status: 400, type: "validation" });
+  await lenient({
+    name: "both ledger parameters",
+    path: `/v1/ledger?idempotencyKey=${orderKey}&eventId=${eventId}`,
+    status: 400,
+    type: "validation",
+  });
   await lenient({ name: "no ledger parameter", path: "/v1/ledger", status: 400, type: "validation" });
-  await lenient({ name: "a body over 64 KiB", path: "/v1/payments", body: { ...EUR("1.00"), destination: `acct_${"x".repeat(70_000)}` }, status: 413, type: "body-too-large", operation: "payments_create" });
-  await lenient({ name: "text/plain", path: "/v1/payments", body: JSON.stringify(EUR("1.00")), headers: { "content-type": "text/plain" }, status: 415, type: "unsupported-media-type" });
+  await lenient({
+    name: "a body over 64 KiB",
+    path: "/v1/payments",
+    body: { ...EUR("1.00"), destination: `acct_${"x".repeat(70_000)}` },
+    status: 413,
+    type: "body-too-large",
+    operation: "payments_create",
+  });
+  await lenient({
+    name: "text/plain",
+    path: "/v1/payments",
+    body: JSON.stringify(EUR("1.00")),
+    headers: { "content-type": "text/plain" },
+    status: 415,
+    type: "unsupported-media-type",
+  });
   await lenient({ name: "DELETE", method: "DELETE", path: "/v1/products", status: 405, type: "method-not-allowed", header: "allow" });
   return result;
 }

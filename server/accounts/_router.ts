@@ -17,7 +17,9 @@ import { movementOf, movementSchema, MovementType } from "./movements";
 
 export const accountsRouter = router({
   create: idempotentProcedure(createAccountInput)
-    .meta({ rest: { method: "POST", path: "/v1/accounts", status: 201, summary: "Open an account with a zero balance", tags: ["accounts"] } })
+    .meta({
+      rest: { method: "POST", path: "/v1/accounts", status: 201, summary: "Open an account with a zero balance", tags: ["accounts"] },
+    })
     .output(accountSchema)
     .mutation(({ ctx, input }) => createAccount(ctx, input)),
 
@@ -28,17 +30,42 @@ export const accountsRouter = router({
     .query(async ({ ctx, input }) => presentAccount(await accountOf(ctx.db, ctx.tenant.id, input.id))),
 
   deposit: idempotentProcedure(moveInput)
-    .meta({ rest: { method: "POST", path: "/v1/accounts/{id}/deposits", status: 201, summary: "Add money to an account", tags: ["accounts"], refusals: ["currency-mismatch"] } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/accounts/{id}/deposits",
+        status: 201,
+        summary: "Add money to an account",
+        tags: ["accounts"],
+        refusals: ["currency-mismatch"],
+      },
+    })
     .output(movementSchema)
     .mutation(({ ctx, input }) => moveMoney(ctx, input, MovementType.Deposit)),
 
   withdraw: idempotentProcedure(moveInput)
-    .meta({ rest: { method: "POST", path: "/v1/accounts/{id}/withdrawals", status: 201, summary: "Take money out of an account; never below zero", tags: ["accounts"], refusals: ["currency-mismatch", "insufficient-funds"] } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/accounts/{id}/withdrawals",
+        status: 201,
+        summary: "Take money out of an account; never below zero",
+        tags: ["accounts"],
+        refusals: ["currency-mismatch", "insufficient-funds"],
+      },
+    })
     .output(movementSchema)
     .mutation(({ ctx, input }) => moveMoney(ctx, input, MovementType.Withdrawal)),
 
   movements: tenantProcedure
-    .meta({ rest: { method: "GET", path: "/v1/accounts/{id}/movements", summary: "An account's deposits and withdrawals, newest first", tags: ["accounts"] } })
+    .meta({
+      rest: {
+        method: "GET",
+        path: "/v1/accounts/{id}/movements",
+        summary: "An account's deposits and withdrawals, newest first",
+        tags: ["accounts"],
+      },
+    })
     .input(movementsInput)
     .output(z.object({ data: z.array(movementSchema) }))
     .query(({ ctx, input }) => listMovements(ctx, input)),

@@ -16,7 +16,10 @@ export const presentAccount = (a: typeof accounts.$inferSelect): z.infer<typeof 
 });
 
 export async function accountOf(db: Db, tenantId: string, id: string) {
-  const [account] = await db.select().from(accounts).where(and(eq(accounts.id, id), eq(accounts.tenantId, tenantId)));
+  const [account] = await db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.id, id), eq(accounts.tenantId, tenantId)));
   if (!account) throw new NotFoundError("account", id);
   return account;
 }

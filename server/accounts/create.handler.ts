@@ -7,6 +7,9 @@ import { presentAccount } from "./account";
 import type { createAccountInput } from "./create.schema";
 
 export async function createAccount(ctx: { tenant: { id: string }; idempotency: { tx: Db } }, input: z.infer<typeof createAccountInput>) {
-  const [account] = await ctx.idempotency.tx.insert(accounts).values({ id: newId("acct"), tenantId: ctx.tenant.id, currency: input.currency }).returning();
+  const [account] = await ctx.idempotency.tx
+    .insert(accounts)
+    .values({ id: newId("acct"), tenantId: ctx.tenant.id, currency: input.currency })
+    .returning();
   return presentAccount(account!);
 }

@@ -14,7 +14,11 @@ import { accountOf } from "./account";
 import type { MoveInput } from "./move.schema";
 import { MovementType, recordMovement } from "./movements";
 
-export async function moveMoney(ctx: { tenant: { id: string }; idempotency: { tx: Db; key: string } }, input: MoveInput, type: MovementType) {
+export async function moveMoney(
+  ctx: { tenant: { id: string }; idempotency: { tx: Db; key: string } },
+  input: MoveInput,
+  type: MovementType,
+) {
   const { tx, key } = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const withdrawing = type === MovementType.Withdrawal;
@@ -40,19 +44,33 @@ export async function moveMoney(ctx: { tenant: { id: string }; idempotency: { tx
     links: { accountId: input.id },
     lines: withdrawing ? transfer(customer, Book.cash, input.amount) : transfer(Book.cash, customer, input.amount),
   });
-  return recordMovement(tx, { tenantId, accountId: input.id, type, amountMinor: input.amount, currency: input.currency, balanceAfterMinor: account.balanceMinor, idempotencyKey: key });
+  return recordMovement(tx, {
+    tenantId,
+    accountId: input.id,
+    type,
+    amountMinor: input.amount,
+    currency: input.currency,
+    balanceAfterMinor: account.balanceMinor,
+    idempotencyKey: key,
+  });
 }
 
 /** Why a conditional update touched nothing: the account is not the caller's, the currency differs, or the money is not there. */
 async function refuse(tx: Db, tenantId: string, input: MoveInput, withdrawing: boolean): Promise<never> {
   const account = await accountOf(tx, tenantId, input.id);
   if (account.currency !== input.currency) {
-    throw new RuleViolationError("currency-mismatch", `The account holds ${account.currency}, not ${input.currency}.`, { errors: [{ field: "currency", message: `must be ${account.currency}` }] });
+    throw new RuleViolationError("currency-mismatch", `The account holds ${account.currency}, not ${input.currency}.`, {
+      errors: [{ field: "currency", message: `must be ${account.currency}` }],
+    });
   }
   if (withdrawing) {
-    throw new RuleViolationError("insufficient-funds", `The balance of ${formatMinor(account.balanceMinor)} ${account.currency} does not cover ${formatMinor(input.amount)}.`, {
-      balance: formatMinor(account.balanceMinor),
-    });
+    throw new RuleViolationError(
+      "insufficient-funds",
+      `The balance of ${formatMinor(account.balanceMinor)} ${account.currency} does not cover ${formatMinor(input.amount)}.`,
+      {
+        balance: formatMinor(account.balanceMinor),
+      },
+    );
   }
   throw new NotFoundError("account", input.id);
 }

@@ -36,9 +36,20 @@ const present = (m: typeof accountMovements.$inferSelect): MovementView => ({
 
 export async function recordMovement(
   tx: Db,
-  m: { tenantId: string; accountId: string; type: MovementType; amountMinor: number; currency: string; balanceAfterMinor: number; idempotencyKey: string },
+  m: {
+    tenantId: string;
+    accountId: string;
+    type: MovementType;
+    amountMinor: number;
+    currency: string;
+    balanceAfterMinor: number;
+    idempotencyKey: string;
+  },
 ): Promise<MovementView> {
-  const [row] = await tx.insert(accountMovements).values({ id: newId(ID_PREFIX[m.type]), ...m }).returning();
+  const [row] = await tx
+    .insert(accountMovements)
+    .values({ id: newId(ID_PREFIX[m.type]), ...m })
+    .returning();
   return present(row!);
 }
 

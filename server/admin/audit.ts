@@ -23,7 +23,13 @@ export type AuditEntry = {
   at: string;
 };
 
-export type NewAuditEntry = { action: AdminAction; by: AdminSession; tenantId?: string | null; key?: string | null; detail: Record<string, unknown> };
+export type NewAuditEntry = {
+  action: AdminAction;
+  by: AdminSession;
+  tenantId?: string | null;
+  key?: string | null;
+  detail: Record<string, unknown>;
+};
 
 export async function recordAudit(q: ISql, entry: NewAuditEntry): Promise<void> {
   await q`

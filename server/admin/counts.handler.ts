@@ -31,7 +31,14 @@ async function tenantCounts(q: Sql, tenantId: string): Promise<KeyCounts> {
            count(*) filter (where ${needsAttention(q, "k")})::int as attention
     from idempotency_keys k where k.tenant_id = ${tenantId}
     group by 1, 2`;
-  const counts: KeyCounts = { in_progress: exact(0), completed: exact(0), failed: exact(0), expired: exact(0), stale: exact(0), needs_attention: exact(0) };
+  const counts: KeyCounts = {
+    in_progress: exact(0),
+    completed: exact(0),
+    failed: exact(0),
+    expired: exact(0),
+    stale: exact(0),
+    needs_attention: exact(0),
+  };
   for (const r of rows) {
     const state = r.expired ? DisplayState.Expired : r.state;
     counts[state] = exact(counts[state].value + r.n);
@@ -62,14 +69,20 @@ async function statistics(q: Sql): Promise<Statistics> {
 
 /** Counts up to EXACT_LIMIT rows matching `where`, through whichever index the condition allows. */
 async function bounded(q: Sql, where: Fragment): Promise<Count> {
-  const [row] = await q<{ n: number }[]>`select count(*)::int as n from (select 1 from idempotency_keys k where ${where} limit ${EXACT_LIMIT + 1}) b`;
+  const [row] = await q<
+    { n: number }[]
+  >`select count(*)::int as n from (select 1 from idempotency_keys k where ${where} limit ${EXACT_LIMIT + 1}) b`;
   const n = row?.n ?? 0;
   return n > EXACT_LIMIT ? { value: EXACT_LIMIT, kind: "at_least" } : exact(n);
 }
 
 async function globalCounts(q: Sql): Promise<KeyCounts> {
   const stats = await statistics(q);
-  const [expired, stale, attention] = await Promise.all([bounded(q, isExpired(q, "k")), bounded(q, isStale(q, "k")), bounded(q, needsAttention(q, "k"))]);
+  const [expired, stale, attention] = await Promise.all([
+    bounded(q, isExpired(q, "k")),
+    bounded(q, isStale(q, "k")),
+    bounded(q, needsAttention(q, "k")),
+  ]);
   if (stats.rows < EXACT_LIMIT || !stats.frequencies) {
     // A small table, or one never analysed: the exact grouping is the only honest answer.
     const [row] = await q<Record<KeyState, number>[]>`
@@ -77,7 +90,14 @@ async function globalCounts(q: Sql): Promise<KeyCounts> {
              count(*) filter (where state = ${KeyState.Completed})::int as completed,
              count(*) filter (where state = ${KeyState.Failed})::int as failed
       from idempotency_keys k where not ${isExpired(q, "k")}`;
-    return { in_progress: exact(row?.in_progress ?? 0), completed: exact(row?.completed ?? 0), failed: exact(row?.failed ?? 0), expired, stale, needs_attention: attention };
+    return {
+      in_progress: exact(row?.in_progress ?? 0),
+      completed: exact(row?.completed ?? 0),
+      failed: exact(row?.failed ?? 0),
+      expired,
+      stale,
+      needs_attention: attention,
+    };
   }
   const perState = await Promise.all(
     STORED_STATES.map(async (state): Promise<Count> => {

@@ -132,20 +132,45 @@ export async function getKey(ctx: { sql: Sql; psp: PspClient }, input: KeyRefInp
   const none = { fence: null, status: null, recoveryPoint: null, waitedMs: null, count: null, traceId: null, detail: null };
   // Claimed and completed are on the key row itself, the claim with the trace of the request that took the key
   // (the event writer keeps only what the row cannot tell).
-  const timeline: TimelineEvent[] = [{ ...none, id: "row-claimed", source: "key", type: "claimed", traceId: row.trace_id, at: detail.createdAt }];
+  const timeline: TimelineEvent[] = [
+    { ...none, id: "row-claimed", source: "key", type: "claimed", traceId: row.trace_id, at: detail.createdAt },
+  ];
   if (detail.completedAt) {
     const type = detail.completedBy === "completer" ? "completed_by_completer" : "completed";
-    timeline.push({ ...none, id: "row-completed", source: "key", type, fence: detail.fence, status: detail.responseStatus, at: detail.completedAt });
+    timeline.push({
+      ...none,
+      id: "row-completed",
+      source: "key",
+      type,
+      fence: detail.fence,
+      status: detail.responseStatus,
+      at: detail.completedAt,
+    });
   }
   for (const e of events) timeline.push({ ...e, id: `event-${e.id}`, source: "key", detail: null });
-  for (const a of audit) timeline.push({ ...none, id: `audit-${a.id}`, source: "operator", type: a.action, detail: JSON.parse(a.detail) as Record<string, unknown>, at: a.at });
+  for (const a of audit)
+    timeline.push({
+      ...none,
+      id: `audit-${a.id}`,
+      source: "operator",
+      type: a.action,
+      detail: JSON.parse(a.detail) as Record<string, unknown>,
+      at: a.at,
+    });
   // Only an open payment needs the provider, and one lookup answers for the key's charge.
   const provider = payments.some(isOpen) ? await ctx.psp.lookupKey(downstreamKeyOf({ tenantId, key }, row.generation)) : undefined;
   return {
     key: detail,
     // Times are ISO with microseconds in UTC: as text they sort in time order. Equal times keep the order above.
-    timeline: timeline.map((e, i) => [e, i] as const).sort(([a, i], [b, j]) => (a.at < b.at ? -1 : a.at > b.at ? 1 : i - j)).map(([e]) => e),
+    timeline: timeline
+      .map((e, i) => [e, i] as const)
+      .sort(([a, i], [b, j]) => (a.at < b.at ? -1 : a.at > b.at ? 1 : i - j))
+      .map(([e]) => e),
     ledger: ledger.map(({ amountMinor, ...entry }): CausedLedgerEntry => ({ ...entry, amount: formatMinor(amountMinor) })),
-    payments: payments.map(({ amountMinor, ...payment }): CausedPayment => ({ ...payment, amount: formatMinor(amountMinor), standing: standingOf(payment, provider) })),
+    payments: payments.map(({ amountMinor, ...payment }): CausedPayment => ({
+      ...payment,
+      amount: formatMinor(amountMinor),
+      standing: standingOf(payment, provider),
+    })),
   };
 }

@@ -6,7 +6,16 @@
  */
 import type { Fragment, ISql } from "postgres";
 
-export { DISPLAY_STATES, DisplayState, downstreamKeyOf, generation, isExpired, isStale, needsAttention, STORED_STATES } from "@exactly-once/trpc";
+export {
+  DISPLAY_STATES,
+  DisplayState,
+  downstreamKeyOf,
+  generation,
+  isExpired,
+  isStale,
+  needsAttention,
+  STORED_STATES,
+} from "@exactly-once/trpc";
 
 /** ISO 8601 in UTC with microseconds: exact enough to use in a keyset cursor. */
 export const iso = (q: ISql, column: Fragment): Fragment => q`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;

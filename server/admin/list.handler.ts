@@ -126,8 +126,22 @@ function conditions(q: Sql, input: ListKeysInput): Fragment[] {
 
 /** What a list row shows: never the stored request or response, which can be large. */
 const COLUMN_NAMES = [
-  "tenant_id", "key", "procedure", "state", "fingerprint", "response_status", "fence", "recovery_point", "replay_count", "created_at", "expires_at",
-  "locked_until", "last_replayed_at", "completer_attempts", "completer_gave_up_at", "completed_by",
+  "tenant_id",
+  "key",
+  "procedure",
+  "state",
+  "fingerprint",
+  "response_status",
+  "fence",
+  "recovery_point",
+  "replay_count",
+  "created_at",
+  "expires_at",
+  "locked_until",
+  "last_replayed_at",
+  "completer_attempts",
+  "completer_gave_up_at",
+  "completed_by",
 ];
 
 const and = (q: Sql, parts: Fragment[]) => parts.reduce((all, part) => q`${all} and ${part}`);
@@ -139,12 +153,20 @@ export async function listKeys(ctx: { sql: Sql }, input: ListKeysInput): Promise
   const shared = conditions(q, input);
   const take = input.limit + 1;
   const order = (alias: string) =>
-    input.sort === KeySort.CreatedAsc ? q`${q(alias)}.created_at asc, ${q(alias)}.key asc` : q`${q(alias)}.created_at desc, ${q(alias)}.key desc`;
-  const stored = input.state !== undefined && input.state !== DisplayState.Expired && input.state !== DisplayState.NeedsAttention ? [q`k.state = ${input.state}`] : [];
+    input.sort === KeySort.CreatedAsc
+      ? q`${q(alias)}.created_at asc, ${q(alias)}.key asc`
+      : q`${q(alias)}.created_at desc, ${q(alias)}.key desc`;
+  const stored =
+    input.state !== undefined && input.state !== DisplayState.Expired && input.state !== DisplayState.NeedsAttention
+      ? [q`k.state = ${input.state}`]
+      : [];
   const candidates = wantsExpired(input)
     ? q`select * from (select ${q(COLUMN_NAMES)} from idempotency_keys k where ${and(q, [...stored, ...shared])} offset 0) expired`
     : states
-        .map((state) => q`(select ${q(COLUMN_NAMES)} from idempotency_keys k where ${and(q, [q`k.state = ${state}`, ...shared])} order by ${order("k")} limit ${take})`)
+        .map(
+          (state) =>
+            q`(select ${q(COLUMN_NAMES)} from idempotency_keys k where ${and(q, [q`k.state = ${state}`, ...shared])} order by ${order("k")} limit ${take})`,
+        )
         .reduce((all, branch) => q`${all} union all ${branch}`);
   const rows = await q<RawSummary[]>`
     select ${summaryColumns(q, "u")}

@@ -54,7 +54,10 @@ export async function removeOperator(db: Db, name: string): Promise<boolean> {
 }
 
 export const listOperators = (db: Db): Promise<Operator[]> =>
-  db.select({ name: adminOperators.name, role: adminOperators.role, demo: adminOperators.demo }).from(adminOperators).orderBy(asc(adminOperators.name));
+  db
+    .select({ name: adminOperators.name, role: adminOperators.role, demo: adminOperators.demo })
+    .from(adminOperators)
+    .orderBy(asc(adminOperators.name));
 
 /** In demo mode with the demo password: the demo operator exists (created once, by whichever instance comes first). */
 export async function ensureDemoOperator(db: Db): Promise<void> {
@@ -71,7 +74,8 @@ export async function ensureDemoOperator(db: Db): Promise<void> {
 const usable = (operator: Operator) => !operator.demo || isDemoMode();
 
 /** The demo operator, when it is the only operator that may sign in: then a sign-in may leave the name out. */
-const demoAlone = <T extends Operator>(candidates: T[]): T | undefined => (candidates.length === 1 && candidates[0]!.demo ? candidates[0] : undefined);
+const demoAlone = <T extends Operator>(candidates: T[]): T | undefined =>
+  candidates.length === 1 && candidates[0]!.demo ? candidates[0] : undefined;
 
 /** Whether a sign-in may leave the operator name out now (the sign-in form says so only then). */
 export async function operatorNameOptional(db: Db): Promise<boolean> {
@@ -98,6 +102,9 @@ export async function authenticate(db: Db, name: string | undefined, password: s
 
 /** The operator of a signed-in session, if it may still sign in. */
 export async function operatorNamed(db: Db, name: string): Promise<Operator | undefined> {
-  const [row] = await db.select({ name: adminOperators.name, role: adminOperators.role, demo: adminOperators.demo }).from(adminOperators).where(eq(adminOperators.name, name));
+  const [row] = await db
+    .select({ name: adminOperators.name, role: adminOperators.role, demo: adminOperators.demo })
+    .from(adminOperators)
+    .where(eq(adminOperators.name, name));
   return row && usable(row) ? row : undefined;
 }

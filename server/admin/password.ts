@@ -10,7 +10,9 @@ const SCRYPT = { N: 2 ** 17, r: 8, p: 1, keyLength: 32 } as const;
 const scryptOptions = (N: number, r: number, p: number): ScryptOptions => ({ N, r, p, maxmem: 256 * N * r });
 
 const scrypt = (password: string, salt: Buffer, keyLength: number, options: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key))));
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCallback(password, salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 /** `scrypt$N$r$p$salt$hash`, the parameters kept beside the hash so they can grow later. */
 export async function hashPassword(password: string): Promise<string> {

@@ -21,6 +21,11 @@ export type Purged = { deleted: number; remaining: boolean };
 export async function purgeExpired(ctx: { sql: Sql; events: EventLog; admin: AdminSession }, input: TenantScopeInput): Promise<Purged> {
   const deleted = await deleteExpiredKeys(ctx, { signal: AbortSignal.timeout(PURGE_BUDGET_MS), tenantId: input.tenantId });
   const purged: Purged = { deleted, remaining: await hasExpiredKeys(ctx.sql, input.tenantId) };
-  await recordAudit(ctx.sql, { action: AdminAction.PurgeExpired, by: ctx.admin, tenantId: input.tenantId ?? null, detail: { ...purged, scope: input.tenantId ?? "all tenants" } });
+  await recordAudit(ctx.sql, {
+    action: AdminAction.PurgeExpired,
+    by: ctx.admin,
+    tenantId: input.tenantId ?? null,
+    detail: { ...purged, scope: input.tenantId ?? "all tenants" },
+  });
   return purged;
 }

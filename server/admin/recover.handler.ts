@@ -16,7 +16,10 @@ import type { KeyRefInput } from "./key-ref.schema";
 
 export type Recovered = { fence: number; previousLockedUntil: string | null; wasStale: boolean };
 
-export async function recoverKey(ctx: { pool: Pick<Database, "begin">; sql: Sql; admin: AdminSession }, input: KeyRefInput): Promise<Recovered> {
+export async function recoverKey(
+  ctx: { pool: Pick<Database, "begin">; sql: Sql; admin: AdminSession },
+  input: KeyRefInput,
+): Promise<Recovered> {
   const { tenantId, key } = input;
   return ctx.pool.begin(async (q) => {
     const released = await releaseKey(q, { tenantId, key });
@@ -26,9 +29,18 @@ export async function recoverKey(ctx: { pool: Pick<Database, "begin">; sql: Sql;
       case "busy":
         throw new DomainError("key-busy", 409, "A request is working on this key right now; try again in a moment.", { tenantId, key });
       case "not-in-progress":
-        throw new DomainError("key-not-recoverable", 422, `Only an in-progress key can be recovered; this one is ${released.state.replace("_", " ")}.`, { tenantId, key });
+        throw new DomainError(
+          "key-not-recoverable",
+          422,
+          `Only an in-progress key can be recovered; this one is ${released.state.replace("_", " ")}.`,
+          { tenantId, key },
+        );
       case "released": {
-        const recovered: Recovered = { fence: released.fence, previousLockedUntil: released.previousLockedUntil, wasStale: released.wasStale };
+        const recovered: Recovered = {
+          fence: released.fence,
+          previousLockedUntil: released.previousLockedUntil,
+          wasStale: released.wasStale,
+        };
         await recordAudit(q, { action: AdminAction.Recover, by: ctx.admin, tenantId, key, detail: recovered });
         return recovered;
       }

@@ -30,16 +30,28 @@ export async function resumeKey(ctx: { sql: Sql; admin: AdminSession; completer:
     throw new DomainError("key-not-resumable", 422, `Only an unfinished key can be resumed; this one is ${shown}.`, { tenantId, key });
   }
   if (!ctx.completer.resumableProcedures().includes(row.procedure)) {
-    throw new DomainError("key-not-resumable", 422, `${row.procedure} cannot be run again from its stored request; a client retry must finish it.`, { tenantId, key });
+    throw new DomainError(
+      "key-not-resumable",
+      422,
+      `${row.procedure} cannot be run again from its stored request; a client retry must finish it.`,
+      { tenantId, key },
+    );
   }
   if (!row.stale) throw busy(tenantId, key);
   const [ran] = await ctx.completer.completeDueKeys({ tenantId, key, force: true, limit: 1 });
   // Taken up meanwhile by a client retry or a completer round: that attempt finishes it.
   if (!ran) throw busy(tenantId, key);
-  const resumed: Resumed = { outcome: ran.outcome, status: ran.outcome === "completed" ? ran.status : null, detail: ran.outcome === "completed" ? null : ran.detail };
+  const resumed: Resumed = {
+    outcome: ran.outcome,
+    status: ran.outcome === "completed" ? ran.status : null,
+    detail: ran.outcome === "completed" ? null : ran.detail,
+  };
   await recordAudit(q, { action: AdminAction.Resume, by: ctx.admin, tenantId, key, detail: resumed });
   return resumed;
 }
 
 const busy = (tenantId: string, key: string) =>
-  new DomainError("key-busy", 409, "A request is working on this key right now (its lease still runs); try again when it is stale.", { tenantId, key });
+  new DomainError("key-busy", 409, "A request is working on this key right now (its lease still runs); try again when it is stale.", {
+    tenantId,
+    key,
+  });

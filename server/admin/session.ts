@@ -41,7 +41,9 @@ export async function issueSession(db: Db, operator: Operator, now = Date.now())
   if (!key) throw new Error("Admin sign-in is not configured (ADMIN_PASSWORD is unset).");
   const session = { id: randomBytes(16).toString("hex"), issuedAt: now, expiresAt: now + SESSION_TTL_MS, operator };
   await db.delete(adminSessions).where(lte(adminSessions.expiresAt, sql`now()`));
-  await db.insert(adminSessions).values({ id: session.id, operator: operator.name, createdAt: new Date(now), expiresAt: new Date(session.expiresAt) });
+  await db
+    .insert(adminSessions)
+    .values({ id: session.id, operator: operator.name, createdAt: new Date(now), expiresAt: new Date(session.expiresAt) });
   const payload = Buffer.from(JSON.stringify({ sid: session.id, iat: session.issuedAt, exp: session.expiresAt })).toString("base64url");
   const body = `${VERSION}.${payload}`;
   return { token: `${body}.${mac(key, body)}`, session };
@@ -89,7 +91,12 @@ export async function sessionsOf(db: Db, session: AdminSession): Promise<Session
     .from(adminSessions)
     .where(and(eq(adminSessions.operator, session.operator.name), gt(adminSessions.expiresAt, sql`now()`)))
     .orderBy(desc(adminSessions.createdAt));
-  return rows.map((r) => ({ id: r.id, createdAt: r.createdAt.toISOString(), expiresAt: r.expiresAt.toISOString(), current: r.id === session.id }));
+  return rows.map((r) => ({
+    id: r.id,
+    createdAt: r.createdAt.toISOString(),
+    expiresAt: r.expiresAt.toISOString(),
+    current: r.id === session.id,
+  }));
 }
 
 /** Ends one of the operator's own sessions; another operator's id matches nothing. */

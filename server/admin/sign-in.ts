@@ -55,13 +55,19 @@ export async function signInRequest(req: Request, { db, throttle }: { db: Db; th
     const verdict = await throttle.attempt(address, named);
     if (!verdict.allowed) {
       const retryAfter = verdict.retryAfterSeconds;
-      return problemResponse(publicProblem(new DomainError("too-many-sign-ins", 429, `Too many sign-in attempts; try again in ${retryAfter} s.`, { retryAfter })));
+      return problemResponse(
+        publicProblem(
+          new DomainError("too-many-sign-ins", 429, `Too many sign-in attempts; try again in ${retryAfter} s.`, { retryAfter }),
+        ),
+      );
     }
     const operator = adminEnabled() ? await authenticate(db, input.operator, input.password) : undefined;
     if (!operator) {
       await throttle.failed(named);
       await new Promise((resolve) => setTimeout(resolve, FAILED_SIGN_IN_PAUSE_MS));
-      return problemResponse(publicProblem(new DomainError("sign-in-failed", 401, "Sign-in failed. Check the operator name and password and try again.")));
+      return problemResponse(
+        publicProblem(new DomainError("sign-in-failed", 401, "Sign-in failed. Check the operator name and password and try again.")),
+      );
     }
     await throttle.succeeded(address, named);
     const { token } = await issueSession(db, operator);

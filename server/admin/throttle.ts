@@ -48,7 +48,13 @@ const refusal = (waitMs: number): ThrottleVerdict => ({ allowed: false, retryAft
  */
 export function createSignInThrottle(db: () => Db, limits: ThrottleLimits = SIGN_IN_LIMITS, prefix = "sign-in") {
   const store = (name: string, points: number) =>
-    new RateLimiterDrizzle({ storeClient: db(), schema: adminSignInLimits, keyPrefix: `${prefix}:${name}`, points, duration: limits.windowSeconds });
+    new RateLimiterDrizzle({
+      storeClient: db(),
+      schema: adminSignInLimits,
+      keyPrefix: `${prefix}:${name}`,
+      points,
+      duration: limits.windowSeconds,
+    });
   let limiters: { address: RateLimiterDrizzle; failures: RateLimiterDrizzle; wait: RateLimiterDrizzle } | undefined;
   // Built on first use: the pool is open by then (the root builds the throttle before start-up opens it).
   const get = () =>
@@ -86,7 +92,11 @@ export function createSignInThrottle(db: () => Db, limits: ThrottleLimits = SIGN
     /** A correct password: its attempt does not count, and the operator's run of failures ends. */
     async succeeded(address: string, operator: string): Promise<void> {
       const { address: perAddress, failures, wait } = get();
-      await Promise.all([perAddress.reward(address.slice(0, MAX_KEY_LENGTH)), failures.delete(operatorKey(operator)), wait.delete(operatorKey(operator))]);
+      await Promise.all([
+        perAddress.reward(address.slice(0, MAX_KEY_LENGTH)),
+        failures.delete(operatorKey(operator)),
+        wait.delete(operatorKey(operator)),
+      ]);
     },
   };
 }

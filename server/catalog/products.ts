@@ -17,7 +17,13 @@ export const catalogSchema = z.object({ data: z.array(productSchema) });
 
 export async function listProducts(db: Db) {
   const rows = await db
-    .select({ sku: products.sku, name: products.name, description: products.description, priceMinor: products.priceMinor, currency: products.currency })
+    .select({
+      sku: products.sku,
+      name: products.name,
+      description: products.description,
+      priceMinor: products.priceMinor,
+      currency: products.currency,
+    })
     .from(products)
     .orderBy(asc(products.priceMinor), asc(products.sku));
   return rows.map(({ priceMinor, ...p }) => ({ ...p, price: formatMinor(priceMinor) }));

@@ -37,7 +37,8 @@ import { continuesCallerTrace, TRACE_HEADERS } from "../observability/trace-call
 const REFUSED_METHODS = new Set(["TRACE", "TRACK"]);
 
 const ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
-const methodProblem = (method: string) => problemBody(publicProblem(new DomainError("method-not-allowed", 405, `${method} is not served here.`)));
+const methodProblem = (method: string) =>
+  problemBody(publicProblem(new DomainError("method-not-allowed", 405, `${method} is not served here.`)));
 
 /** Answers TRACE itself; true when it did. */
 function refusedMethod(req: http.IncomingMessage, res: http.ServerResponse): boolean {
@@ -54,7 +55,9 @@ function refusedKeyFields(req: http.IncomingMessage, res: http.ServerResponse): 
   if ((req.headersDistinct["idempotency-key"]?.length ?? 0) < 2) return false;
   const error = new IdempotencyKeyInvalidError(0, "must be sent once; this request has more than one Idempotency-Key field");
   const body = problemBody(publicProblem(error));
-  res.writeHead(400, { "content-type": "application/problem+json", "cache-control": "no-store", "content-length": Buffer.byteLength(body) }).end(body);
+  res
+    .writeHead(400, { "content-type": "application/problem+json", "cache-control": "no-store", "content-length": Buffer.byteLength(body) })
+    .end(body);
   req.resume();
   return true;
 }
@@ -75,8 +78,18 @@ function refusedUnknownMethod(error: NodeJS.ErrnoException, socket: Duplex): boo
 }
 
 /** The client address: the peer itself unless it is a trusted proxy, then the hop before it, and so on. */
-export function resolveClient(peer: string, forwardedFor: string | undefined, trust: TrustProxy): { client: string; viaTrustedProxy: boolean } {
-  const chain = [...(forwardedFor ?? "").split(",").map((hop) => hop.trim()).filter(Boolean), peer];
+export function resolveClient(
+  peer: string,
+  forwardedFor: string | undefined,
+  trust: TrustProxy,
+): { client: string; viaTrustedProxy: boolean } {
+  const chain = [
+    ...(forwardedFor ?? "")
+      .split(",")
+      .map((hop) => hop.trim())
+      .filter(Boolean),
+    peer,
+  ];
   if ("hops" in trust) {
     if (trust.hops === 0) return { client: peer, viaTrustedProxy: false };
     return { client: chain[Math.max(0, chain.length - 1 - trust.hops)]!, viaTrustedProxy: true };

@@ -65,7 +65,8 @@ function wireInput(schema: z.ZodType, stored: unknown): unknown {
   if (!encoded.success) throw new NotResumableError(`the stored request no longer parses: ${issues(encoded.error)}`);
   const decoded = schema.safeParse(encoded.data);
   if (!decoded.success) throw new NotResumableError(`the stored request no longer parses: ${issues(decoded.error)}`);
-  if (canonicalJson(decoded.data) !== canonicalJson(stored)) throw new NotResumableError("the stored request parses to a different request now");
+  if (canonicalJson(decoded.data) !== canonicalJson(stored))
+    throw new NotResumableError("the stored request parses to a different request now");
   return encoded.data;
 }
 

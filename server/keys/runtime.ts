@@ -35,4 +35,8 @@ export const createKeysRuntime = (pool: () => Database, onEvent: IdempotencyEven
 
 /** Expiry of stored keys (the sweep, `npm run keys:cleanup`, the admin's purge). */
 export const deleteExpiredKeys = ({ sql, events }: { sql: Sql; events: EventLog }, options?: CleanupOptions) =>
-  deleteExpired(() => sql, (event) => events.record(event), options);
+  deleteExpired(
+    () => sql,
+    (event) => events.record(event),
+    options,
+  );

@@ -33,7 +33,11 @@ export async function attentionOf(sql: Sql, run: LabRun, tenantId: string): Prom
 }
 
 /** Runs the completer for the run's key until it needs attention (or is finished); null for a run without a key (the twin). */
-export async function completeUntilAttention(ctx: { sql: Sql; completer: Completer }, run: LabRun, tenantId: string): Promise<AttentionOutcome | null> {
+export async function completeUntilAttention(
+  ctx: { sql: Sql; completer: Completer },
+  run: LabRun,
+  tenantId: string,
+): Promise<AttentionOutcome | null> {
   const { sql, completer } = ctx;
   const key = labKeyOf(run.id);
   const deadline = Date.now() + GIVE_UP_AFTER_MS;
@@ -45,7 +49,8 @@ export async function completeUntilAttention(ctx: { sql: Sql; completer: Complet
       return null;
     }
     if (state.needsAttention || state.finished || Date.now() > deadline) {
-      if (state.needsAttention) recordStep(Lane.Completer, Lane.App, `completer gives up after ${state.attempts} attempts: the key needs attention`, run);
+      if (state.needsAttention)
+        recordStep(Lane.Completer, Lane.App, `completer gives up after ${state.attempts} attempts: the key needs attention`, run);
       await stepsWritten(run.id);
       return state;
     }

@@ -24,7 +24,13 @@ function callOfRun(run: LabRun, procedures: string[], req: Request): boolean {
 type Handler = (req: Request) => Promise<Response>;
 
 /** The tRPC endpoint's edge: `procedures` are the ones the URL names. */
-export async function throughLab(enabled: () => boolean, sql: () => Sql, req: Request, procedures: string[], handle: Handler): Promise<Response> {
+export async function throughLab(
+  enabled: () => boolean,
+  sql: () => Sql,
+  req: Request,
+  procedures: string[],
+  handle: Handler,
+): Promise<Response> {
   // The request is drawn when it arrived, not after its run was looked up: two sent at once keep their order under load.
   const arrived = performance.now();
   const id = req.headers.get(LAB_RUN_HEADER);
@@ -37,7 +43,13 @@ export async function throughLab(enabled: () => boolean, sql: () => Sql, req: Re
     const n = Number.isInteger(numbered) && numbered >= 1 && numbered <= 999 ? numbered : await countRequest(run);
     const procedure = procedures[0]!;
     const key = req.headers.get("idempotency-key");
-    recordStep(Lane.Browser, Lane.App, `request #${n}: ${procedure}${key ? ` with key ${key}` : " without a key"}`, run, performance.now() - arrived);
+    recordStep(
+      Lane.Browser,
+      Lane.App,
+      `request #${n}: ${procedure}${key ? ` with key ${key}` : " without a key"}`,
+      run,
+      performance.now() - arrived,
+    );
     const response = await handle(req);
     if (await takeFault("loseAnswer")) {
       // Everything is committed; only the answer goes missing, as when a connection drops on its way back.
@@ -71,7 +83,12 @@ export async function webhookThroughLab(enabled: () => boolean, sql: () => Sql, 
   if (!id?.startsWith(LAB_EVENT_PREFIX)) return response;
   const { duplicate } = (await response.clone().json()) as { duplicate?: boolean };
   const run = { id: id.slice(LAB_EVENT_PREFIX.length), sql: sql() };
-  recordStep(Lane.Provider, Lane.App, `webhook ${id} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`, run);
+  recordStep(
+    Lane.Provider,
+    Lane.App,
+    `webhook ${id} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`,
+    run,
+  );
   await stepsWritten(run.id);
   return response;
 }

@@ -48,7 +48,9 @@ export const outageTransport =
   async (input, init) => {
     const run = currentRun();
     if (run && (await isArmed("providerDown", run))) {
-      throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED (the lab's provider is down)"), { code: "ECONNREFUSED" }) });
+      throw new TypeError("fetch failed", {
+        cause: Object.assign(new Error("connect ECONNREFUSED (the lab's provider is down)"), { code: "ECONNREFUSED" }),
+      });
     }
     return next(input, init);
   };

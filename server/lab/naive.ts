@@ -19,26 +19,64 @@ import { naiveCallsOf } from "./scenarios";
 
 export type NaiveCart = { items: { sku: string; quantity: number }[]; destination: string };
 
-export async function naivePay({ db, pool, psp }: { db: Db; pool: Pick<Database, "transaction">; psp: PspClient }, run: LabRun, tenantId: string, cart: NaiveCart) {
-  const found = await db.select().from(products).where(inArray(products.sku, cart.items.map((i) => i.sku)));
+export async function naivePay(
+  { db, pool, psp }: { db: Db; pool: Pick<Database, "transaction">; psp: PspClient },
+  run: LabRun,
+  tenantId: string,
+  cart: NaiveCart,
+) {
+  const found = await db
+    .select()
+    .from(products)
+    .where(
+      inArray(
+        products.sku,
+        cart.items.map((i) => i.sku),
+      ),
+    );
   const price = new Map(found.map((p) => [p.sku, p]));
   const amountMinor = cart.items.reduce((sum, i) => sum + (price.get(i.sku)?.priceMinor ?? 0) * i.quantity, 0);
   const currency = found[0]?.currency ?? "EUR";
   const paymentId = newId("pay");
   if (!(await takeNaiveCall(run, paymentId))) {
-    throw new DomainError("lab-calls-used-up", 422, `This naive run has sent the ${naiveCallsOf(run.scenario)} checkout(s) its scenario needs; start a new run.`);
+    throw new DomainError(
+      "lab-calls-used-up",
+      422,
+      `This naive run has sent the ${naiveCallsOf(run.scenario)} checkout(s) its scenario needs; start a new run.`,
+    );
   }
-  await db.insert(payments).values({ id: paymentId, tenantId, status: PaymentStatus.Pending, amountMinor, currency, destination: cart.destination, capture: "automatic" });
+  await db.insert(payments).values({
+    id: paymentId,
+    tenantId,
+    status: PaymentStatus.Pending,
+    amountMinor,
+    currency,
+    destination: cart.destination,
+    capture: "automatic",
+  });
 
   // The lab's provider decorator stops this worker here in a crash run, as it does the protected checkout's.
-  const result = await psp.charge({ amount: amountMinor, currency, destination: cart.destination, capture: true, reference: paymentId }, randomUUID());
+  const result = await psp.charge(
+    { amount: amountMinor, currency, destination: cart.destination, capture: true, reference: paymentId },
+    randomUUID(),
+  );
   if (result.kind === "unknown") throw new UpstreamUnavailableError("The payment provider did not answer.", { cause: result.cause });
-  if (result.kind !== "ok") throw new PaymentDeclinedError(result.kind === "declined" ? result.reason : result.type, "The payment was refused.", { paymentId });
+  if (result.kind !== "ok")
+    throw new PaymentDeclinedError(result.kind === "declined" ? result.reason : result.type, "The payment was refused.", { paymentId });
 
   await pool.transaction(async (tx) => {
-    await tx.update(payments).set({ status: PaymentStatus.Succeeded, pspChargeId: result.charge.id, amountCapturedMinor: amountMinor, updatedAt: new Date() }).where(eq(payments.id, paymentId));
+    await tx
+      .update(payments)
+      .set({ status: PaymentStatus.Succeeded, pspChargeId: result.charge.id, amountCapturedMinor: amountMinor, updatedAt: new Date() })
+      .where(eq(payments.id, paymentId));
     // The ledger wants a cause on every movement; the twin has no key, so each call is a cause of its own.
-    await postMovement(tx, { tenantId, currency, cause: { idempotencyKey: `naive-${paymentId}` }, links: { paymentId }, lines: transfer(Book.pspClearing, Book.sales, amountMinor) });
+    await postMovement(tx, {
+      tenantId,
+      currency,
+      cause: { idempotencyKey: `naive-${paymentId}` },
+      links: { paymentId },
+      lines: transfer(Book.pspClearing, Book.sales, amountMinor),
+    });
   });
   return { paymentId, amountMinor, currency };
 }
@@ -52,7 +90,21 @@ export async function naiveWebhook(pool: Pick<Database, "transaction">, event: {
       .where(eq(payments.id, event.paymentId))
       .returning();
     if (!payment) return;
-    await tx.insert(refunds).values({ id: newId("re"), tenantId: payment.tenantId, paymentId: payment.id, amountMinor: event.amount, currency: payment.currency, status: "succeeded", eventId: event.id });
-    await postMovement(tx, { tenantId: payment.tenantId, currency: payment.currency, cause: { eventId: event.id }, links: { paymentId: payment.id }, lines: transfer(Book.refunds, Book.pspClearing, event.amount) });
+    await tx.insert(refunds).values({
+      id: newId("re"),
+      tenantId: payment.tenantId,
+      paymentId: payment.id,
+      amountMinor: event.amount,
+      currency: payment.currency,
+      status: "succeeded",
+      eventId: event.id,
+    });
+    await postMovement(tx, {
+      tenantId: payment.tenantId,
+      currency: payment.currency,
+      cause: { eventId: event.id },
+      links: { paymentId: payment.id },
+      lines: transfer(Book.refunds, Book.pspClearing, event.amount),
+    });
   });
 }

@@ -25,7 +25,10 @@ export type LabCounts = {
 
 export async function paymentIdsOf(db: Db, run: LabRun, tenantId: string): Promise<string[]> {
   if (run.target === LabTarget.Naive) return naivePaymentIdsOf(run);
-  const rows = await db.select({ id: payments.id }).from(payments).where(and(eq(payments.tenantId, tenantId), eq(payments.idempotencyKey, labKeyOf(run.id))));
+  const rows = await db
+    .select({ id: payments.id })
+    .from(payments)
+    .where(and(eq(payments.tenantId, tenantId), eq(payments.idempotencyKey, labKeyOf(run.id))));
   return rows.map((r) => r.id);
 }
 
@@ -43,8 +46,20 @@ export async function labPaymentIds(db: Db, tenantId: string): Promise<Set<strin
 
 export async function countRun({ db, psp }: { db: Db; psp: PspClient }, run: LabRun, tenantId: string): Promise<LabCounts> {
   const ids = await paymentIdsOf(db, run, tenantId);
-  if (ids.length === 0) return { payments: 0, paymentIds: [], pendingPayments: 0, providerCharges: 0, providerRefunds: 0, chargeMovements: 0, refundMovements: 0 };
-  const pending = await db.select({ id: payments.id }).from(payments).where(and(inArray(payments.id, ids), eq(payments.status, PaymentStatus.Pending)));
+  if (ids.length === 0)
+    return {
+      payments: 0,
+      paymentIds: [],
+      pendingPayments: 0,
+      providerCharges: 0,
+      providerRefunds: 0,
+      chargeMovements: 0,
+      refundMovements: 0,
+    };
+  const pending = await db
+    .select({ id: payments.id })
+    .from(payments)
+    .where(and(inArray(payments.id, ids), eq(payments.status, PaymentStatus.Pending)));
   const listed = await psp.listCharges();
   if (listed.kind !== "ok") throw new Error("The provider did not list its charges.");
   const charges = listed.charges.filter((c) => c.reference !== null && ids.includes(c.reference));

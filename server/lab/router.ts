@@ -49,7 +49,12 @@ export function createLabRouter(enabled: () => boolean) {
 
   return router({
     start: demoProcedure
-      .input(strictInput({ scenario: z.enum(LAB_SCENARIOS.map((s) => s.id) as [string, ...string[]]), target: z.enum([LabTarget.Protected, LabTarget.Naive]) }))
+      .input(
+        strictInput({
+          scenario: z.enum(LAB_SCENARIOS.map((s) => s.id) as [string, ...string[]]),
+          target: z.enum([LabTarget.Protected, LabTarget.Naive]),
+        }),
+      )
       .mutation(async ({ ctx, input }) => {
         const run = await createRun(ctx.pool, scenarioById(input.scenario)!, input.target);
         return { runId: run.id, key: labKeyOf(run.id), destination: run.scenario.destination };
@@ -57,7 +62,15 @@ export function createLabRouter(enabled: () => boolean) {
 
     /** The checkout without a key. Only inside a lab run (the Lab-Run header), so it is never a general way to pay. */
     naivePay: demoProcedure
-      .input(strictInput({ items: z.array(z.strictObject({ sku: z.string().min(1).max(64), quantity: z.number().int().min(1).max(99) })).min(1).max(50), destination: destinationSchema }))
+      .input(
+        strictInput({
+          items: z
+            .array(z.strictObject({ sku: z.string().min(1).max(64), quantity: z.number().int().min(1).max(99) }))
+            .min(1)
+            .max(50),
+          destination: destinationSchema,
+        }),
+      )
       .mutation(({ ctx, input }) => {
         const run = currentRun();
         if (!run || run.target !== LabTarget.Naive) throw notFound();
@@ -74,7 +87,13 @@ export function createLabRouter(enabled: () => boolean) {
         checkSignature(ctx);
         return next();
       })
-      .input(z.object({ id: z.string().regex(/^evt_lab_[A-Za-z0-9]{1,32}$/), type: z.literal("charge.refunded"), data: z.object({ paymentId: z.string().max(64), amount: amountSchema }) }))
+      .input(
+        z.object({
+          id: z.string().regex(/^evt_lab_[A-Za-z0-9]{1,32}$/),
+          type: z.literal("charge.refunded"),
+          data: z.object({ paymentId: z.string().max(64), amount: amountSchema }),
+        }),
+      )
       .mutation(async ({ ctx, input }) => {
         const run = await findRun(ctx.sql, input.id.slice("evt_lab_".length));
         if (!run || run.target !== LabTarget.Naive || !(await naivePaymentIdsOf(run)).includes(input.data.paymentId)) throw notFound();
@@ -113,14 +132,26 @@ export function createLabRouter(enabled: () => boolean) {
     }),
 
     /** Provider down for good: the completer's rounds for the run's key, on the lab's budget, until the key needs attention. */
-    untilAttention: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => completeUntilAttention(ctx, await runOf(ctx.sql, input.runId), ctx.tenantId)),
+    untilAttention: demoProcedure
+      .input(runInput)
+      .mutation(async ({ ctx, input }) => completeUntilAttention(ctx, await runOf(ctx.sql, input.runId), ctx.tenantId)),
 
-    providerBack: demoProcedure.input(runInput).mutation(async ({ ctx, input }) => ({ wasDown: await bringProviderBack(await runOf(ctx.sql, input.runId)) })),
+    providerBack: demoProcedure
+      .input(runInput)
+      .mutation(async ({ ctx, input }) => ({ wasDown: await bringProviderBack(await runOf(ctx.sql, input.runId)) })),
 
     report: demoProcedure.input(runInput).query(async ({ ctx, input }) => {
       const run = await runOf(ctx.sql, input.runId);
       const key = run.target === LabTarget.Protected ? labKeyOf(run.id) : null;
-      return { scenario: run.scenario.id, target: run.target, tenantId: ctx.tenantId, key, attention: key ? await attentionOf(ctx.sql, run, ctx.tenantId) : null, counts: await countRun(ctx, run, ctx.tenantId), steps: await stepsOf(run) };
+      return {
+        scenario: run.scenario.id,
+        target: run.target,
+        tenantId: ctx.tenantId,
+        key,
+        attention: key ? await attentionOf(ctx.sql, run, ctx.tenantId) : null,
+        counts: await countRun(ctx, run, ctx.tenantId),
+        steps: await stepsOf(run),
+      };
     }),
   });
 }

@@ -59,14 +59,21 @@ let seq = 0;
 const nowMs = () => performance.timeOrigin + performance.now();
 
 /** A new run; a 429 once `limits.perMinute` runs started within the last minute. */
-export async function createRun(pool: Database, scenario: LabScenario, target: LabTarget, limits: LabRunLimits = LAB_RUN_LIMITS): Promise<LabRun> {
+export async function createRun(
+  pool: Database,
+  scenario: LabScenario,
+  target: LabTarget,
+  limits: LabRunLimits = LAB_RUN_LIMITS,
+): Promise<LabRun> {
   const id = randomBytes(9).toString("base64url").replace(/[-_]/g, "x");
   const run: LabRun = { id, scenario, target, startedMs: nowMs(), faults: scenario.faults, sql: pool.sql };
   await pool.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${START_LOCK})`;
     const [recent] = await tx<{ n: number }[]>`select count(*)::int as n from lab_runs where created_at > now() - interval '1 minute'`;
     if (recent!.n >= limits.perMinute) {
-      throw new DomainError("too-many-lab-runs", 429, `At most ${limits.perMinute} lab runs start per minute; try again shortly.`, { retryAfter: 60 });
+      throw new DomainError("too-many-lab-runs", 429, `At most ${limits.perMinute} lab runs start per minute; try again shortly.`, {
+        retryAfter: 60,
+      });
     }
     await tx`
       delete from lab_runs
@@ -82,7 +89,9 @@ export async function findRun(sql: Sql, id: string): Promise<LabRun | undefined>
   const [row] = await sql<{ scenario: string; target: LabTarget; started_ms: number; faults: string }[]>`
     select scenario, target, started_ms, faults::text as faults from lab_runs where id = ${id}`;
   const scenario = row && scenarioById(row.scenario);
-  return scenario ? { id, scenario, target: row.target, startedMs: row.started_ms, faults: JSON.parse(row.faults) as LabFaults, sql } : undefined;
+  return scenario
+    ? { id, scenario, target: row.target, startedMs: row.started_ms, faults: JSON.parse(row.faults) as LabFaults, sql }
+    : undefined;
 }
 
 /** Runs `fn` as part of `run`: everything it awaits records into the run and sees its switches. */
@@ -95,17 +104,21 @@ export const currentRun = (): LabRun | undefined => context.getStore();
  * named; outside a lab run it does nothing. A step for a run that does not
  * exist (a webhook event id naming no run) is not written.
  */
-export function recordStep(from: Lane, to: Lane, label: string, run: Pick<LabRun, "id" | "sql"> | undefined = currentRun(), agoMs = 0): void {
+export function recordStep(
+  from: Lane,
+  to: Lane,
+  label: string,
+  run: Pick<LabRun, "id" | "sql"> | undefined = currentRun(),
+  agoMs = 0,
+): void {
   if (!run) return;
   const at = nowMs() - agoMs;
   seq = (seq + 1) % 2 ** 31;
-  const write = run
-    .sql`insert into lab_steps (run_id, at_ms, seq, from_lane, to_lane, label)
-         select ${run.id}, ${at}, ${seq}, ${from}, ${to}, ${label} where exists (select 1 from lab_runs where id = ${run.id})`
-    .then(
-      () => undefined,
-      (err: unknown) => logger.warn({ err, run: run.id }, "lab: a step was not recorded"),
-    );
+  const write = run.sql`insert into lab_steps (run_id, at_ms, seq, from_lane, to_lane, label)
+         select ${run.id}, ${at}, ${seq}, ${from}, ${to}, ${label} where exists (select 1 from lab_runs where id = ${run.id})`.then(
+    () => undefined,
+    (err: unknown) => logger.warn({ err, run: run.id }, "lab: a step was not recorded"),
+  );
   const pending = writes.get(run.id) ?? new Set();
   writes.set(run.id, pending.add(write));
   void write.then(() => {
@@ -128,7 +141,10 @@ export async function stepsOf(run: LabRun): Promise<LabStep[]> {
 }
 
 /** Takes an armed simulation: its value once, for one instance only, then the switch is off. */
-export async function takeFault<K extends keyof LabFaults>(name: K, run: LabRun | undefined = currentRun()): Promise<LabFaults[K] | undefined> {
+export async function takeFault<K extends keyof LabFaults>(
+  name: K,
+  run: LabRun | undefined = currentRun(),
+): Promise<LabFaults[K] | undefined> {
   if (!run) return undefined;
   // JSON as text: the pool is shared with Drizzle, whose parsers pass json through unparsed.
   const [row] = await run.sql<{ value: string }[]>`

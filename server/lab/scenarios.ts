@@ -60,7 +60,8 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
   {
     id: "double-click",
     title: "Double-click on Pay",
-    story: "The shopper clicks Pay twice; both requests leave at once, and the provider takes its time, so the second arrives while the first is still paying.",
+    story:
+      "The shopper clicks Pay twice; both requests leave at once, and the provider takes its time, so the second arrives while the first is still paying.",
     destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "together", clients: 2, staggerMs: 0 },

@@ -15,8 +15,10 @@ import { labKeyOf } from "./scenarios";
 
 /** A key event, as the database decided it (claim, replay, conflict, takeover, a phase committed or skipped…). */
 export function traceKeyEvent(e: IdempotencyEvent): void {
-  if (e.type === IdempotencyEventType.PhaseCommitted) return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" committed (recovery point)`);
-  if (e.type === IdempotencyEventType.PhaseSkipped) return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" skipped: committed by an earlier attempt`);
+  if (e.type === IdempotencyEventType.PhaseCommitted)
+    return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" committed (recovery point)`);
+  if (e.type === IdempotencyEventType.PhaseSkipped)
+    return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" skipped: committed by an earlier attempt`);
   if (e.waitedMs !== undefined) {
     // Recorded where the wait began: the diagram draws it from there to where it ended, over the holder's steps it waited for.
     recordStep(Lane.App, Lane.Database, `waited ${e.waitedMs} ms for the key`, undefined, e.waitedMs);
@@ -65,7 +67,11 @@ function accountName(account: string): string {
 export function traceLedgerMovement(m: Movement & { amountMinor: number }): void {
   const from = m.lines.filter((l) => l.direction === "debit").map((l) => accountName(l.account));
   const to = m.lines.filter((l) => l.direction === "credit").map((l) => accountName(l.account));
-  recordStep(Lane.App, Lane.Database, `money moved: ${(m.amountMinor / 100).toFixed(2)} ${m.currency} from ${from.join(" and ")} to ${to.join(" and ")} (ledger)`);
+  recordStep(
+    Lane.App,
+    Lane.Database,
+    `money moved: ${(m.amountMinor / 100).toFixed(2)} ${m.currency} from ${from.join(" and ")} to ${to.join(" and ")} (ledger)`,
+  );
 }
 
 const LAB_KEY_PREFIX = labKeyOf("");
@@ -76,7 +82,9 @@ function completerStep(outcome: KeyOutcome | undefined): string {
     case "completed":
       return `result stored (${outcome.status}): a retry gets it replayed`;
     case "not_ours":
-      return outcome.detail === "already finished" ? "already finished by another attempt: nothing to do" : "another attempt holds the key: that one finishes it";
+      return outcome.detail === "already finished"
+        ? "already finished by another attempt: nothing to do"
+        : "another attempt holds the key: that one finishes it";
     case "needs_attention":
       return "not finished: the key needs an operator's attention";
     default:
@@ -91,7 +99,12 @@ function completerStep(outcome: KeyOutcome | undefined): string {
  * before the browser came back tells its whole story, ending with what the
  * completer made of the attempt.
  */
-export async function traceCompleterAttempt(enabled: () => boolean, sql: () => Sql, key: string, attempt: () => Promise<KeyOutcome>): Promise<KeyOutcome> {
+export async function traceCompleterAttempt(
+  enabled: () => boolean,
+  sql: () => Sql,
+  key: string,
+  attempt: () => Promise<KeyOutcome>,
+): Promise<KeyOutcome> {
   // The prefix first: outside the lab (every real key) nothing else is looked at.
   const run = key.startsWith(LAB_KEY_PREFIX) && enabled() ? await findRun(sql(), key.slice(LAB_KEY_PREFIX.length)) : undefined;
   if (!run) return attempt();

@@ -2,7 +2,10 @@
 import { z } from "zod";
 import { exactlyOne, strictInput } from "../input";
 
-export const listLedgerInput = exactlyOne(strictInput({ idempotencyKey: z.string().min(1).max(255).optional(), eventId: z.string().min(1).max(255).optional() }), ["idempotencyKey", "eventId"]);
+export const listLedgerInput = exactlyOne(
+  strictInput({ idempotencyKey: z.string().min(1).max(255).optional(), eventId: z.string().min(1).max(255).optional() }),
+  ["idempotencyKey", "eventId"],
+);
 
 export const ledgerEntrySchema = z.object({
   id: z.string(),

@@ -41,8 +41,10 @@ type HealthStrip = {
 async function totals(): Promise<Totals> {
   const m = metrics();
   const [requests, completer, provider] = await Promise.all([m.requests.get(), m.completerRuns.get(), m.pspRequests.get()]);
-  const sum = <L extends Record<string, string | number | undefined>>(values: { labels: L; value: number }[], where: (labels: L) => boolean = () => true) =>
-    values.filter((v) => where(v.labels)).reduce((total, v) => total + v.value, 0);
+  const sum = <L extends Record<string, string | number | undefined>>(
+    values: { labels: L; value: number }[],
+    where: (labels: L) => boolean = () => true,
+  ) => values.filter((v) => where(v.labels)).reduce((total, v) => total + v.value, 0);
   const outcome = (wanted: RequestOutcome) => sum(requests.values, (l) => l.outcome === wanted);
   return {
     requests: sum(requests.values),
@@ -80,7 +82,8 @@ export function startHealthWindow(): void {
   w.timer.unref();
 }
 
-const each = (f: (k: keyof Totals) => number, like: Totals): Totals => Object.fromEntries((Object.keys(like) as (keyof Totals)[]).map((k) => [k, f(k)])) as Totals;
+const each = (f: (k: keyof Totals) => number, like: Totals): Totals =>
+  Object.fromEntries((Object.keys(like) as (keyof Totals)[]).map((k) => [k, f(k)])) as Totals;
 
 /** Growth and rates between two samples of the counters; a window shorter than a second rates over one second. */
 export function between(from: Sample, to: Sample): { increase: Totals; rates: Totals } {

@@ -27,7 +27,10 @@ export function observeHttp(route: string, handler: (req: Request) => Promise<Re
     if (!observing()) return handler(req);
     // Semantic conventions: a method outside the known set is "_OTHER", so a client cannot mint label values.
     const method = KNOWN_METHODS.has(req.method) ? req.method : "_OTHER";
-    const parent = trace.getActiveSpan() || !continuesCallerTrace(traceCallers(), clientAddress(req.headers)) ? context.active() : propagation.extract(context.active(), req.headers, fromHeaders);
+    const parent =
+      trace.getActiveSpan() || !continuesCallerTrace(traceCallers(), clientAddress(req.headers))
+        ? context.active()
+        : propagation.extract(context.active(), req.headers, fromHeaders);
     const attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_HTTP_ROUTE]: route };
     return tracer().startActiveSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent, async (span) => {
       const started = performance.now();

@@ -37,7 +37,12 @@ export const instrument = {
 };
 
 /** Tracing for this process when an OTLP endpoint is configured, and the dashboard's five-minute window of the counters. */
-export function startObservability(options: { serviceName: string; otlpEndpoint?: string; sampleRatio?: number; traceCallers: TraceCallers }): boolean {
+export function startObservability(options: {
+  serviceName: string;
+  otlpEndpoint?: string;
+  sampleRatio?: number;
+  traceCallers: TraceCallers;
+}): boolean {
   startHealthWindow();
   setTraceCallers(options.traceCallers);
   return startTracing({ serviceName: options.serviceName, endpoint: options.otlpEndpoint, sampleRatio: options.sampleRatio });

@@ -110,7 +110,9 @@ export function observeProcedure<R extends Result>(opts: ProcedureOptions<R>): P
   // sampler, which follows the parent, would make this span unrecorded as well: the parent's stands in for it.
   const parent = trace.getSpan(active);
   const sampledOut = parent !== undefined && !parent.isRecording() && (parent.spanContext().traceFlags & TraceFlags.SAMPLED) === 0;
-  const span = sampledOut ? parent : tracer().startSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, active);
+  const span = sampledOut
+    ? parent
+    : tracer().startSpan(`trpc ${opts.path}`, { attributes: { [ATTR_RPC_SYSTEM]: "trpc", [ATTR_RPC_METHOD]: opts.path } }, active);
   const call = new ObservedCall(opts, span);
   return call.scope.recording ? context.with(trace.setSpan(active, span), call.run, call) : call.run();
 }
@@ -144,7 +146,9 @@ class ObservedCall<R extends Result> {
 
   private count(result: R): void {
     // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
-    const outcome = requestOutcome(this.scope.events) ?? (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? RequestOutcome.Failed : undefined);
+    const outcome =
+      requestOutcome(this.scope.events) ??
+      (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? RequestOutcome.Failed : undefined);
     if (!outcome) return;
     const m = metrics();
     const labels = { procedure: this.opts.path, outcome };
@@ -155,7 +159,8 @@ class ObservedCall<R extends Result> {
 }
 
 /** The acquisition's span, started when first needed, with the acquisition's start time. */
-const acquisition = (scope: Scope, from: number): Span => (scope.acquire ??= tracer().startSpan("idempotency.acquire", { startTime: from }));
+const acquisition = (scope: Scope, from: number): Span =>
+  (scope.acquire ??= tracer().startSpan("idempotency.acquire", { startTime: from }));
 
 /** Ends the acquisition: with its span, unless it was a replay answered at once. */
 function endAcquisition(scope: Scope): void {
@@ -217,7 +222,8 @@ function fileEvent(scope: Scope, event: IdempotencyEvent): void {
   // During the acquisition its span (but a replay answered at once: the procedure's); after the handler
   // (completed, released) the event belongs to the procedure's own span.
   const from = scope.acquireFrom;
-  const span = scope.handler ?? (from !== undefined && (scope.acquire || event.type !== E.Replayed) ? acquisition(scope, from) : scope.span);
+  const span =
+    scope.handler ?? (from !== undefined && (scope.acquire || event.type !== E.Replayed) ? acquisition(scope, from) : scope.span);
   const attributes: Record<string, string | number> = {};
   if (event.fence !== undefined) attributes["idempotency.fence"] = event.fence;
   if (event.status !== undefined) attributes["idempotency.status"] = event.status;

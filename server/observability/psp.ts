@@ -6,7 +6,12 @@
  * carries, so one payment is one trace across both processes.
  */
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_FULL } from "@opentelemetry/semantic-conventions";
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_URL_FULL,
+} from "@opentelemetry/semantic-conventions";
 import { metrics } from "./metrics";
 import { observing } from "./switch";
 import { tracer } from "./tracing";
@@ -49,7 +54,13 @@ export function observedProviderFetch(inner: typeof fetch): typeof fetch {
   };
 }
 
-async function send(inner: typeof fetch, input: Parameters<typeof fetch>[0], init: RequestInit, span: Span, operation: string): Promise<Response> {
+async function send(
+  inner: typeof fetch,
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit,
+  span: Span,
+  operation: string,
+): Promise<Response> {
   const started = performance.now();
   let status = 0;
   try {
@@ -70,7 +81,12 @@ async function send(inner: typeof fetch, input: Parameters<typeof fetch>[0], ini
 }
 
 /** The stand-in's side: its handling of one request, as a server span in the caller's trace. */
-export function continueProviderTrace<T extends { status: number }>(method: string, url: string, headers: Record<string, string | string[] | undefined>, handle: () => Promise<T>): Promise<T> {
+export function continueProviderTrace<T extends { status: number }>(
+  method: string,
+  url: string,
+  headers: Record<string, string | string[] | undefined>,
+  handle: () => Promise<T>,
+): Promise<T> {
   const { operation, route } = providerOperation(method, new URL(url, "http://stand-in").pathname);
   const parent = propagation.extract(context.active(), headers);
   const attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_HTTP_ROUTE]: route, "psp.operation": operation };

@@ -13,7 +13,14 @@ import { trace, TraceFlags, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type SpanExporter } from "@opentelemetry/sdk-trace-node";
+import {
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  type SpanExporter,
+} from "@opentelemetry/sdk-trace-node";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 
 type TracingOptions = {
@@ -37,7 +44,9 @@ const holder = globalThis as { __eoTracing?: NodeTracerProvider };
 export function startTracing(options: TracingOptions): boolean {
   if (holder.__eoTracing) return true;
   const processors = [
-    ...(options.endpoint ? [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, "")}/v1/traces` }))] : []),
+    ...(options.endpoint
+      ? [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, "")}/v1/traces` }))]
+      : []),
     ...(options.exporter ? [new SimpleSpanProcessor(options.exporter)] : []),
   ];
   if (processors.length === 0) return false;

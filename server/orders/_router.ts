@@ -10,14 +10,32 @@ import { orderSchema } from "./order";
 
 export const couponsRouter = router({
   create: idempotentProcedure(createCouponInput)
-    .meta({ rest: { method: "POST", path: "/v1/coupons", status: 201, summary: "Create a single-use coupon", tags: ["orders"], refusals: ["coupon-exists"] } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/coupons",
+        status: 201,
+        summary: "Create a single-use coupon",
+        tags: ["orders"],
+        refusals: ["coupon-exists"],
+      },
+    })
     .output(couponSchema)
     .mutation(({ ctx, input }) => createCoupon(ctx, input)),
 });
 
 export const ordersRouter = router({
   create: recoverableProcedure(cartSchema, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/orders", status: 201, summary: "Place an order and pay for it", tags: ["orders"], refusals: ["coupon-unknown", "coupon-redeemed", "mixed-currencies", "payment-declined", "provider-refused", "upstream-unavailable"] } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/orders",
+        status: 201,
+        summary: "Place an order and pay for it",
+        tags: ["orders"],
+        refusals: ["coupon-unknown", "coupon-redeemed", "mixed-currencies", "payment-declined", "provider-refused", "upstream-unavailable"],
+      },
+    })
     .output(orderSchema)
     .mutation(({ ctx, input }) => createOrder(ctx, input)),
 

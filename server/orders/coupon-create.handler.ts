@@ -12,7 +12,9 @@ export async function createCoupon(ctx: { tenant: { id: string }; idempotency: {
     .onConflictDoNothing()
     .returning();
   if (!created) {
-    throw new RuleViolationError("coupon-exists", `A coupon with the code ${input.code} already exists.`, { errors: [{ field: "code", message: "is taken" }] });
+    throw new RuleViolationError("coupon-exists", `A coupon with the code ${input.code} already exists.`, {
+      errors: [{ field: "code", message: "is taken" }],
+    });
   }
   return { code: created.code, percentOff: created.percentOff, redeemed: false };
 }

@@ -11,7 +11,10 @@ import type { cartSchema } from "./create.schema";
 import { orderView } from "./order";
 import { placeOrder } from "./place";
 
-export async function createOrder(ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: z.infer<typeof cartSchema>) {
+export async function createOrder(
+  ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
+  input: z.infer<typeof cartSchema>,
+) {
   const h = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const placed = await h.phase("placed", (tx) => placeOrder(tx, tenantId, h.key, input, input.destination));

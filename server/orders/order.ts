@@ -31,7 +31,13 @@ export async function orderView(db: Db, tenantId: string, id: string): Promise<z
   return {
     id: o.id,
     status: o.status as "pending_payment" | "paid" | "payment_failed",
-    items: o.items.map((i) => ({ sku: i.sku, name: i.name, quantity: i.quantity, unitPrice: formatMinor(i.unitPriceMinor), amount: formatMinor(i.unitPriceMinor * i.quantity) })),
+    items: o.items.map((i) => ({
+      sku: i.sku,
+      name: i.name,
+      quantity: i.quantity,
+      unitPrice: formatMinor(i.unitPriceMinor),
+      amount: formatMinor(i.unitPriceMinor * i.quantity),
+    })),
     subtotal: formatMinor(o.subtotalMinor),
     discount: formatMinor(o.discountMinor),
     total: formatMinor(o.totalMinor),

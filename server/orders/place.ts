@@ -26,10 +26,17 @@ export async function placeOrder(tx: Db, tenantId: string, key: string, cart: Ca
       .where(and(eq(coupons.tenantId, tenantId), eq(coupons.code, cart.couponCode), isNull(coupons.redeemedOrderId)))
       .returning();
     if (!redeemed) {
-      const [exists] = await tx.select().from(coupons).where(and(eq(coupons.tenantId, tenantId), eq(coupons.code, cart.couponCode)));
+      const [exists] = await tx
+        .select()
+        .from(coupons)
+        .where(and(eq(coupons.tenantId, tenantId), eq(coupons.code, cart.couponCode)));
       throw exists
-        ? new RuleViolationError("coupon-redeemed", `The coupon ${cart.couponCode} has already been used.`, { errors: [{ field: "couponCode", message: "already redeemed" }] })
-        : new RuleViolationError("coupon-unknown", `There is no coupon ${cart.couponCode}.`, { errors: [{ field: "couponCode", message: "unknown" }] });
+        ? new RuleViolationError("coupon-redeemed", `The coupon ${cart.couponCode} has already been used.`, {
+            errors: [{ field: "couponCode", message: "already redeemed" }],
+          })
+        : new RuleViolationError("coupon-unknown", `There is no coupon ${cart.couponCode}.`, {
+            errors: [{ field: "couponCode", message: "unknown" }],
+          });
     }
     discount = Math.floor((subtotal * redeemed.percentOff) / 100);
   }

@@ -43,7 +43,12 @@ export type Quote = z.infer<typeof quoteSchema>;
 export async function quoteOf(db: Db, cart: CartItem[]): Promise<Quote> {
   const priced = await priceItems(db, cart);
   return {
-    lines: priced.items.map((i) => ({ sku: i.sku, quantity: i.quantity, unitPrice: formatMinor(i.unitPriceMinor), amount: formatMinor(i.unitPriceMinor * i.quantity) })),
+    lines: priced.items.map((i) => ({
+      sku: i.sku,
+      quantity: i.quantity,
+      unitPrice: formatMinor(i.unitPriceMinor),
+      amount: formatMinor(i.unitPriceMinor * i.quantity),
+    })),
     subtotal: formatMinor(priced.subtotalMinor),
     currency: priced.currency,
   };

@@ -20,11 +20,26 @@ import { refundInput, refundSchema } from "./refund.schema";
 import { SettleAction, settleAuthorization } from "./settle.handler";
 
 /** What capture and void refuse with (settle.handler.ts, refusal.ts). */
-const SETTLE_REFUSALS: ProblemSlug[] = ["payment-captured", "payment-canceled", "payment-not-authorized", "provider-refused", "upstream-unavailable"];
+const SETTLE_REFUSALS: ProblemSlug[] = [
+  "payment-captured",
+  "payment-canceled",
+  "payment-not-authorized",
+  "provider-refused",
+  "upstream-unavailable",
+];
 
 export const paymentsRouter = router({
   create: recoverableProcedure(createPaymentInput, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/payments", status: 201, summary: "Charge an amount to a destination (capture: false only authorises)", tags: ["payments"], refusals: ["payment-declined", "provider-refused", "upstream-unavailable"] } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/payments",
+        status: 201,
+        summary: "Charge an amount to a destination (capture: false only authorises)",
+        tags: ["payments"],
+        refusals: ["payment-declined", "provider-refused", "upstream-unavailable"],
+      },
+    })
     .output(paymentSchema)
     .mutation(({ ctx, input }) => createPayment(ctx, input)),
 
@@ -41,23 +56,57 @@ export const paymentsRouter = router({
     .query(({ ctx, input }) => listPayments(ctx, input)),
 
   attempts: tenantProcedure
-    .meta({ rest: { method: "GET", path: "/v1/payments/{id}/attempts", summary: "The calls made to the provider for a payment's charge, in order", tags: ["payments"] } })
+    .meta({
+      rest: {
+        method: "GET",
+        path: "/v1/payments/{id}/attempts",
+        summary: "The calls made to the provider for a payment's charge, in order",
+        tags: ["payments"],
+      },
+    })
     .input(idInput)
     .output(z.object({ data: z.array(chargeAttemptSchema) }))
     .query(({ ctx, input }) => listChargeAttempts(ctx, input)),
 
   capture: recoverableProcedure(idInput, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/capture", status: 200, summary: "Capture an authorized payment", tags: ["payments"], refusals: SETTLE_REFUSALS } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/payments/{id}/capture",
+        status: 200,
+        summary: "Capture an authorized payment",
+        tags: ["payments"],
+        refusals: SETTLE_REFUSALS,
+      },
+    })
     .output(paymentSchema)
     .mutation(({ ctx, input }) => settleAuthorization(ctx, input, SettleAction.Capture)),
 
   void: recoverableProcedure(idInput, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/void", status: 200, summary: "Void an authorized payment", tags: ["payments"], refusals: SETTLE_REFUSALS } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/payments/{id}/void",
+        status: 200,
+        summary: "Void an authorized payment",
+        tags: ["payments"],
+        refusals: SETTLE_REFUSALS,
+      },
+    })
     .output(paymentSchema)
     .mutation(({ ctx, input }) => settleAuthorization(ctx, input, SettleAction.Void)),
 
   refund: recoverableProcedure(refundInput, { resumable: true })
-    .meta({ rest: { method: "POST", path: "/v1/payments/{id}/refunds", status: 201, summary: "Refund part or all of a captured payment", tags: ["payments"], refusals: ["payment-not-refundable", "refund-exceeds-captured", "provider-refused", "upstream-unavailable"] } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/payments/{id}/refunds",
+        status: 201,
+        summary: "Refund part or all of a captured payment",
+        tags: ["payments"],
+        refusals: ["payment-not-refundable", "refund-exceeds-captured", "provider-refused", "upstream-unavailable"],
+      },
+    })
     .output(refundSchema)
     .mutation(({ ctx, input }) => refundPayment(ctx, input)),
 });

@@ -12,15 +12,27 @@ import { chargeAttempts } from "../../db/schema";
 import { logger } from "../logger";
 import type { ObservedCall } from "../psp/client";
 
-export const chargeAttemptSchema = z.object({ status: z.number().int().nullable(), error: z.string().nullable(), replayed: z.boolean(), ms: z.number().int() });
+export const chargeAttemptSchema = z.object({
+  status: z.number().int().nullable(),
+  error: z.string().nullable(),
+  replayed: z.boolean(),
+  ms: z.number().int(),
+});
 export type ChargeAttempt = z.infer<typeof chargeAttemptSchema>;
 
 /** Charges carry their payment id as `reference`; anything else is not a charge attempt. */
 export async function noteChargeAttempt(db: Db, call: ObservedCall): Promise<void> {
-  const reference = call.method === "POST" && call.path === "/charges" ? (call.body as { reference?: unknown } | undefined)?.reference : undefined;
+  const reference =
+    call.method === "POST" && call.path === "/charges" ? (call.body as { reference?: unknown } | undefined)?.reference : undefined;
   if (typeof reference !== "string") return;
   try {
-    await db.insert(chargeAttempts).values({ paymentId: reference, status: call.status ?? null, error: call.error ?? null, replayed: call.replayed, elapsedMs: Math.round(call.elapsedMs) });
+    await db.insert(chargeAttempts).values({
+      paymentId: reference,
+      status: call.status ?? null,
+      error: call.error ?? null,
+      replayed: call.replayed,
+      elapsedMs: Math.round(call.elapsedMs),
+    });
   } catch (error) {
     // An explanation for the page, not a record the money depends on: losing one must not fail the charge.
     logger.warn({ err: error, paymentId: reference }, "a charge attempt could not be recorded");

@@ -22,26 +22,45 @@ type Settled = { outcome: "charged" } | { outcome: "declined"; reason: string; m
 export async function chargeAndRecord(
   psp: PspClient,
   h: RecoverableHandle<Db>,
-  p: { tenantId: string; paymentId: string; orderId?: string; amountMinor: number; currency: string; destination: string; capture: boolean },
+  p: {
+    tenantId: string;
+    paymentId: string;
+    orderId?: string;
+    amountMinor: number;
+    currency: string;
+    destination: string;
+    capture: boolean;
+  },
 ): Promise<void> {
   const result = await psp.charge(
     { amount: p.amountMinor, currency: p.currency, destination: p.destination, capture: p.capture, reference: p.paymentId },
     h.downstreamKey,
   );
   if (result.kind === "unknown") {
-    throw new UpstreamUnavailableError("The payment provider did not answer; the payment is pending. Retry with the same Idempotency-Key to finish it.", { cause: result.cause });
+    throw new UpstreamUnavailableError(
+      "The payment provider did not answer; the payment is pending. Retry with the same Idempotency-Key to finish it.",
+      { cause: result.cause },
+    );
   }
 
   const settled = await h.phase<Settled>("charged", async (tx) => {
     if (result.kind !== "ok") {
       const reason = refusalReason(result);
-      await tx.update(payments).set({ status: PaymentStatus.Failed, failureReason: reason, updatedAt: new Date() }).where(eq(payments.id, p.paymentId));
+      await tx
+        .update(payments)
+        .set({ status: PaymentStatus.Failed, failureReason: reason, updatedAt: new Date() })
+        .where(eq(payments.id, p.paymentId));
       if (p.orderId) {
         await tx.update(orders).set({ status: "payment_failed" }).where(eq(orders.id, p.orderId));
         // A failed order gives its coupon back: the next attempt may use it.
-        await tx.update(coupons).set({ redeemedOrderId: null, redeemedAt: null }).where(and(eq(coupons.tenantId, p.tenantId), eq(coupons.redeemedOrderId, p.orderId)));
+        await tx
+          .update(coupons)
+          .set({ redeemedOrderId: null, redeemedAt: null })
+          .where(and(eq(coupons.tenantId, p.tenantId), eq(coupons.redeemedOrderId, p.orderId)));
       }
-      return result.kind === "declined" ? { outcome: "declined", reason, message: result.message ?? "The payment was declined." } : { outcome: "refused", reason };
+      return result.kind === "declined"
+        ? { outcome: "declined", reason, message: result.message ?? "The payment was declined." }
+        : { outcome: "refused", reason };
     }
     const captured = result.charge.status === "succeeded";
     await tx
@@ -66,7 +85,10 @@ export async function chargeAndRecord(
     return { outcome: "charged" };
   });
   if (settled.outcome === "declined") {
-    throw new PaymentDeclinedError(settled.reason, settled.message, { paymentId: p.paymentId, ...(p.orderId ? { orderId: p.orderId } : {}) });
+    throw new PaymentDeclinedError(settled.reason, settled.message, {
+      paymentId: p.paymentId,
+      ...(p.orderId ? { orderId: p.orderId } : {}),
+    });
   }
   if (settled.outcome === "refused") throw providerRefused(settled.reason);
 }

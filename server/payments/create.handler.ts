@@ -10,7 +10,10 @@ import type { createPaymentInput } from "./create.schema";
 import { presentPayment } from "./present";
 import { paymentOf } from "./queries";
 
-export async function createPayment(ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: z.infer<typeof createPaymentInput>) {
+export async function createPayment(
+  ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
+  input: z.infer<typeof createPaymentInput>,
+) {
   const h = ctx.idempotency;
   const { paymentId } = await h.phase("created", async (tx) => {
     const id = newId("pay");

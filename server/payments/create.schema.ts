@@ -4,4 +4,9 @@ import { strictInput } from "../input";
 import { amountSchema, currencySchema } from "../money";
 import { destinationSchema } from "./present";
 
-export const createPaymentInput = strictInput({ amount: amountSchema, currency: currencySchema, destination: destinationSchema, capture: z.boolean().default(true) });
+export const createPaymentInput = strictInput({
+  amount: amountSchema,
+  currency: currencySchema,
+  destination: destinationSchema,
+  capture: z.boolean().default(true),
+});

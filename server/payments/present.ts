@@ -5,7 +5,13 @@ import { formatMinor } from "../money";
 
 export const paymentSchema = z.object({
   id: z.string(),
-  status: z.enum([PaymentStatus.Pending, PaymentStatus.Succeeded, PaymentStatus.RequiresCapture, PaymentStatus.Canceled, PaymentStatus.Failed]),
+  status: z.enum([
+    PaymentStatus.Pending,
+    PaymentStatus.Succeeded,
+    PaymentStatus.RequiresCapture,
+    PaymentStatus.Canceled,
+    PaymentStatus.Failed,
+  ]),
   amount: z.string(),
   currency: z.string(),
   destination: z.string(),
@@ -33,4 +39,6 @@ export function presentPayment(p: typeof payments.$inferSelect): PaymentView {
 }
 
 /** Where money may be sent: an account id as the provider names them. */
-export const destinationSchema = z.string().regex(/^acct_[A-Za-z0-9_]{1,100}$/, { error: 'must be a provider account id such as "acct_test_123"' });
+export const destinationSchema = z
+  .string()
+  .regex(/^acct_[A-Za-z0-9_]{1,100}$/, { error: 'must be a provider account id such as "acct_test_123"' });

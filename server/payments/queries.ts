@@ -5,7 +5,10 @@ import { payments } from "../../db/schema";
 import { NotFoundError } from "../errors";
 
 export async function paymentOf(db: Db, tenantId: string, id: string) {
-  const [payment] = await db.select().from(payments).where(and(eq(payments.id, id), eq(payments.tenantId, tenantId)));
+  const [payment] = await db
+    .select()
+    .from(payments)
+    .where(and(eq(payments.id, id), eq(payments.tenantId, tenantId)));
   if (!payment) throw new NotFoundError("payment", id);
   return payment;
 }

@@ -17,7 +17,10 @@ import { paymentOf } from "./queries";
 import type { RefundInput } from "./refund.schema";
 import { providerFailed } from "./refusal";
 
-export async function refundPayment(ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: RefundInput) {
+export async function refundPayment(
+  ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
+  input: RefundInput,
+) {
   const h = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const reserved = await h.phase("reserved", async (tx) => {
@@ -37,15 +40,29 @@ export async function refundPayment(ctx: { db: Db; psp: PspClient; tenant: { id:
     if (!p) {
       const payment = await paymentOf(tx, tenantId, input.id);
       if (payment.status !== PaymentStatus.Succeeded) {
-        throw new RuleViolationError("payment-not-refundable", `Only a captured payment can be refunded; this one is ${payment.status}.`, { paymentId: input.id });
+        throw new RuleViolationError("payment-not-refundable", `Only a captured payment can be refunded; this one is ${payment.status}.`, {
+          paymentId: input.id,
+        });
       }
       const left = payment.amountCapturedMinor - payment.amountRefundedMinor;
-      throw new RuleViolationError("refund-exceeds-captured", `Refunds may not exceed the captured amount: ${formatMinor(left)} ${payment.currency} is left to refund.`, {
-        errors: [{ field: "amount", message: `must be at most ${formatMinor(left)}` }],
-      });
+      throw new RuleViolationError(
+        "refund-exceeds-captured",
+        `Refunds may not exceed the captured amount: ${formatMinor(left)} ${payment.currency} is left to refund.`,
+        {
+          errors: [{ field: "amount", message: `must be at most ${formatMinor(left)}` }],
+        },
+      );
     }
     const refundId = newId("re");
-    await tx.insert(refunds).values({ id: refundId, tenantId, paymentId: p.id, amountMinor: input.amount, currency: p.currency, status: "pending", idempotencyKey: h.key });
+    await tx.insert(refunds).values({
+      id: refundId,
+      tenantId,
+      paymentId: p.id,
+      amountMinor: input.amount,
+      currency: p.currency,
+      status: "pending",
+      idempotencyKey: h.key,
+    });
     return { refundId, chargeId: p.pspChargeId!, currency: p.currency };
   });
   const result = await ctx.psp.refund(reserved.chargeId, input.amount, h.downstreamKey);
@@ -73,5 +90,12 @@ export async function refundPayment(ctx: { db: Db; psp: PspClient; tenant: { id:
     return null;
   });
   const [refund] = await ctx.db.select().from(refunds).where(eq(refunds.id, reserved.refundId));
-  return { id: refund!.id, paymentId: refund!.paymentId, amount: formatMinor(refund!.amountMinor), currency: refund!.currency, status: refund!.status, createdAt: refund!.createdAt.toISOString() };
+  return {
+    id: refund!.id,
+    paymentId: refund!.paymentId,
+    amount: formatMinor(refund!.amountMinor),
+    currency: refund!.currency,
+    status: refund!.status,
+    createdAt: refund!.createdAt.toISOString(),
+  };
 }

@@ -8,7 +8,8 @@ import type { PspDeclined, PspFailure, PspRejected } from "../psp/client";
 
 export const refusalReason = (result: PspDeclined | PspRejected): string => (result.kind === "declined" ? result.reason : result.type);
 
-export const providerRefused = (reason: string) => new RuleViolationError("provider-refused", `The payment provider refused this (${reason}).`, { reason });
+export const providerRefused = (reason: string) =>
+  new RuleViolationError("provider-refused", `The payment provider refused this (${reason}).`, { reason });
 
 /**
  * The provider did not do what was reserved. No answer: the outcome is
@@ -18,7 +19,9 @@ export const providerRefused = (reason: string) => new RuleViolationError("provi
  */
 export async function providerFailed(result: PspFailure, release: () => Promise<void>): Promise<never> {
   if (result.kind === "unknown") {
-    throw new UpstreamUnavailableError("The payment provider did not answer. Retry with the same Idempotency-Key to finish.", { cause: result.cause });
+    throw new UpstreamUnavailableError("The payment provider did not answer. Retry with the same Idempotency-Key to finish.", {
+      cause: result.cause,
+    });
   }
   await release();
   throw providerRefused(refusalReason(result));

@@ -20,25 +20,48 @@ async function refuseAction(db: Db, tenantId: string, id: string, action: Settle
   const p = await paymentOf(db, tenantId, id);
   const detail = { paymentId: id, paymentStatus: p.status };
   if (p.status === PaymentStatus.Canceled || p.pendingAction === "void") {
-    throw new RuleViolationError("payment-canceled", action === "capture" ? "This payment was voided; it cannot be captured." : "This payment is already voided.", detail);
+    throw new RuleViolationError(
+      "payment-canceled",
+      action === "capture" ? "This payment was voided; it cannot be captured." : "This payment is already voided.",
+      detail,
+    );
   }
   if (p.status === PaymentStatus.Succeeded || p.pendingAction === "capture") {
-    throw new RuleViolationError("payment-captured", action === "void" ? "This payment was captured; it cannot be voided." : "This payment is already captured.", detail);
+    throw new RuleViolationError(
+      "payment-captured",
+      action === "void" ? "This payment was captured; it cannot be voided." : "This payment is already captured.",
+      detail,
+    );
   }
-  throw new RuleViolationError("payment-not-authorized", `Only an authorized payment (requires_capture) can be ${action === "capture" ? "captured" : "voided"}; this one is ${p.status}.`, detail);
+  throw new RuleViolationError(
+    "payment-not-authorized",
+    `Only an authorized payment (requires_capture) can be ${action === "capture" ? "captured" : "voided"}; this one is ${p.status}.`,
+    detail,
+  );
 }
 
 export const SettleAction = { Capture: "capture", Void: "void" } as const;
 export type SettleAction = (typeof SettleAction)[keyof typeof SettleAction];
 
-export async function settleAuthorization(ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> }, input: { id: string }, action: SettleAction) {
+export async function settleAuthorization(
+  ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
+  input: { id: string },
+  action: SettleAction,
+) {
   const h = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const { chargeId } = await h.phase("reserved", async (tx) => {
     const [reserved] = await tx
       .update(payments)
       .set({ pendingAction: action, updatedAt: new Date() })
-      .where(and(eq(payments.id, input.id), eq(payments.tenantId, tenantId), eq(payments.status, PaymentStatus.RequiresCapture), isNull(payments.pendingAction)))
+      .where(
+        and(
+          eq(payments.id, input.id),
+          eq(payments.tenantId, tenantId),
+          eq(payments.status, PaymentStatus.RequiresCapture),
+          isNull(payments.pendingAction),
+        ),
+      )
       .returning();
     if (!reserved) return refuseAction(tx, tenantId, input.id, action);
     return { chargeId: reserved.pspChargeId! };
@@ -47,7 +70,10 @@ export async function settleAuthorization(ctx: { db: Db; psp: PspClient; tenant:
   if (result.kind !== "ok") {
     return providerFailed(result, async () => {
       await h.phase("released", async (tx) => {
-        await tx.update(payments).set({ pendingAction: null, updatedAt: new Date() }).where(and(eq(payments.id, input.id), eq(payments.pendingAction, action)));
+        await tx
+          .update(payments)
+          .set({ pendingAction: null, updatedAt: new Date() })
+          .where(and(eq(payments.id, input.id), eq(payments.pendingAction, action)));
         return null;
       });
     });
@@ -57,7 +83,12 @@ export async function settleAuthorization(ctx: { db: Db; psp: PspClient; tenant:
       .update(payments)
       .set(
         action === "capture"
-          ? { status: PaymentStatus.Succeeded, amountCapturedMinor: sql`${payments.amountMinor}`, pendingAction: null, updatedAt: new Date() }
+          ? {
+              status: PaymentStatus.Succeeded,
+              amountCapturedMinor: sql`${payments.amountMinor}`,
+              pendingAction: null,
+              updatedAt: new Date(),
+            }
           : { status: PaymentStatus.Canceled, pendingAction: null, updatedAt: new Date() },
       )
       .where(eq(payments.id, input.id))

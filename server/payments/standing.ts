@@ -35,7 +35,8 @@ const LABELS: Record<Standing, { label: string; detail: string }> = {
   canceled: { label: "canceled", detail: "canceled: no charge" },
   charged_unrecorded: {
     label: "charged at the provider, not recorded yet",
-    detail: "the provider charged under this key; the completer or a retry with this key will record it (the provider replays the same charge)",
+    detail:
+      "the provider charged under this key; the completer or a retry with this key will record it (the provider replays the same charge)",
   },
   not_charged: { label: "not charged", detail: "the provider has no charge under this key; a retry or the completer will charge once" },
   at_provider: { label: "charging at the provider", detail: "the provider is still answering the request made with this key" },
@@ -54,7 +55,14 @@ export const isOpen = (p: { status: string; pspChargeId: string | null }) => p.s
  * the payment is open (`isOpen`); a recorded outcome is taken as recorded.
  */
 export function standingOf(p: { id: string; status: string; pspChargeId: string | null }, provider?: KeyLookupResult): PaymentStanding {
-  if (p.pspChargeId) return of(p.status === PaymentStatus.RequiresCapture ? Standing.Authorised : p.status === PaymentStatus.Canceled ? Standing.Canceled : Standing.Charged);
+  if (p.pspChargeId)
+    return of(
+      p.status === PaymentStatus.RequiresCapture
+        ? Standing.Authorised
+        : p.status === PaymentStatus.Canceled
+          ? Standing.Canceled
+          : Standing.Charged,
+    );
   if (p.status === PaymentStatus.Failed) return of(Standing.Declined);
   if (p.status === PaymentStatus.Canceled) return of(Standing.Canceled);
   if (!provider || provider.kind !== "ok") return of(Standing.ProviderUnreachable);

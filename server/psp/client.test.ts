@@ -120,7 +120,10 @@ describe("the PSP client", () => {
   it("retries a 5xx a bounded number of times with the same key", async () => {
     const fake = await fakeProvider(503, '{"error":{"type":"unavailable"}}');
     try {
-      const result = await createPspClient({ baseUrl: fake.baseUrl, timeoutMs: 1_000, attempts: 4, baseDelayMs: 5 }).charge(input(), "dk-503");
+      const result = await createPspClient({ baseUrl: fake.baseUrl, timeoutMs: 1_000, attempts: 4, baseDelayMs: 5 }).charge(
+        input(),
+        "dk-503",
+      );
       expect(result.kind).toBe("unknown");
       if (result.kind === "unknown") {
         expect(result.cause.attempts).toBe(4);

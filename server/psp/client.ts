@@ -47,7 +47,16 @@ export type PspClientOptions = {
 };
 
 /** One attempt as `observe` sees it: the request, and its status or the error that left it unanswered. */
-export type ObservedCall = { method: string; path: string; key?: string; body?: unknown; status?: number; replayed: boolean; error?: string; elapsedMs: number };
+export type ObservedCall = {
+  method: string;
+  path: string;
+  key?: string;
+  body?: unknown;
+  status?: number;
+  replayed: boolean;
+  error?: string;
+  elapsedMs: number;
+};
 
 export type PspDeclined = { kind: "declined"; reason: string; message?: string };
 export type PspRejected = { kind: "rejected"; status: number; type: string; message?: string };
@@ -121,9 +130,25 @@ export function createPspClient(options: PspClientOptions) {
       });
       status = response.status;
       text = await response.text();
-      await options.observe?.({ method: call.method, path: call.path, key: call.key, body: call.body, status, replayed: response.headers.get("idempotent-replayed") === "true", elapsedMs: performance.now() - sentAt });
+      await options.observe?.({
+        method: call.method,
+        path: call.path,
+        key: call.key,
+        body: call.body,
+        status,
+        replayed: response.headers.get("idempotent-replayed") === "true",
+        elapsedMs: performance.now() - sentAt,
+      });
     } catch (error) {
-      await options.observe?.({ method: call.method, path: call.path, key: call.key, body: call.body, replayed: false, error: error instanceof Error ? error.name : "error", elapsedMs: performance.now() - sentAt });
+      await options.observe?.({
+        method: call.method,
+        path: call.path,
+        key: call.key,
+        body: call.body,
+        replayed: false,
+        error: error instanceof Error ? error.name : "error",
+        elapsedMs: performance.now() - sentAt,
+      });
       return error instanceof Error ? error : new Error(String(error));
     }
     if (status >= 500) return new PspServerError(status, errorBodySchema.safeParse(safeJson(text)).data?.error.type);

@@ -33,22 +33,48 @@ async function restart(): Promise<RunningPspStandIn> {
 async function call(method: string, pathname: string, body?: unknown, key?: string) {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (key !== undefined) headers["idempotency-key"] = key;
-  const response = await fetch(`${running!.url}${pathname}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(`${running!.url}${pathname}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: response.status, text: await response.text(), replayed: response.headers.get("idempotent-replayed") === "true" };
 }
-const charges = async () => JSON.parse((await call("GET", "/charges")).text) as { data: { id: string; status: string; amountRefunded: number; refunds: unknown[] }[] };
+const charges = async () =>
+  JSON.parse((await call("GET", "/charges")).text) as {
+    data: { id: string; status: string; amountRefunded: number; refunds: unknown[] }[];
+  };
 
 describe("the stand-in on a file", () => {
   it("keeps charges, their changes, refunds and stored answers across a restart", async () => {
     await restart();
     const key = `charge-${crypto.randomUUID()}`;
-    const charge = await call("POST", "/charges", { amount: 2500, currency: "EUR", destination: "acct_x", capture: true, reference: "pay_1" }, key);
+    const charge = await call(
+      "POST",
+      "/charges",
+      { amount: 2500, currency: "EUR", destination: "acct_x", capture: true, reference: "pay_1" },
+      key,
+    );
     expect(charge.status).toBe(201);
     const { id } = JSON.parse(charge.text) as { id: string };
     expect((await call("POST", `/charges/${id}/refunds`, { amount: 500 }, `refund-${crypto.randomUUID()}`)).status).toBe(201);
-    const held = JSON.parse((await call("POST", "/charges", { amount: 700, currency: "EUR", destination: "acct_x", capture: false }, `hold-${crypto.randomUUID()}`)).text) as { id: string };
+    const held = JSON.parse(
+      (
+        await call(
+          "POST",
+          "/charges",
+          { amount: 700, currency: "EUR", destination: "acct_x", capture: false },
+          `hold-${crypto.randomUUID()}`,
+        )
+      ).text,
+    ) as { id: string };
     expect((await call("POST", `/charges/${held.id}/void`, {}, `void-${crypto.randomUUID()}`)).status).toBe(200);
-    const declined = await call("POST", "/charges", { amount: 100, currency: "EUR", destination: "acct_test_decline", capture: true }, `decline-${crypto.randomUUID()}`);
+    const declined = await call(
+      "POST",
+      "/charges",
+      { amount: 100, currency: "EUR", destination: "acct_test_decline", capture: true },
+      `decline-${crypto.randomUUID()}`,
+    );
     const before = await charges();
 
     await restart();
@@ -58,7 +84,12 @@ describe("the stand-in on a file", () => {
       ["canceled", 0, 0],
     ]);
     // The same key again: the stored answer, byte for byte, and no second charge.
-    const again = await call("POST", "/charges", { amount: 2500, currency: "EUR", destination: "acct_x", capture: true, reference: "pay_1" }, key);
+    const again = await call(
+      "POST",
+      "/charges",
+      { amount: 2500, currency: "EUR", destination: "acct_x", capture: true, reference: "pay_1" },
+      key,
+    );
     expect(again).toEqual({ status: 201, text: charge.text, replayed: true });
     expect((await call("GET", `/keys/${key}`)).status).toBe(200);
     expect(JSON.parse((await call("GET", "/charges")).text)).toEqual(before);

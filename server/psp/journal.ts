@@ -36,11 +36,15 @@ export function openJournal(file: string): Journal {
   // Text after the last newline is a write the process did not finish: cut, so the next append starts a line.
   const complete = text.slice(0, text.lastIndexOf("\n") + 1);
   if (complete.length < text.length) truncateSync(file, Buffer.byteLength(complete));
-  const entries = complete.split("\n").slice(0, -1).map((line, i) => {
-    const parsed = entrySchema.safeParse(safeJson(line));
-    if (!parsed.success) throw new JournalError(`The stand-in's records in ${file} are damaged at line ${i + 1}: move the file away to start with none.`);
-    return parsed.data;
-  });
+  const entries = complete
+    .split("\n")
+    .slice(0, -1)
+    .map((line, i) => {
+      const parsed = entrySchema.safeParse(safeJson(line));
+      if (!parsed.success)
+        throw new JournalError(`The stand-in's records in ${file} are damaged at line ${i + 1}: move the file away to start with none.`);
+      return parsed.data;
+    });
   return {
     entries,
     append: (entry) => appendFileSync(file, `${JSON.stringify(entry)}\n`, { mode: 0o600 }),

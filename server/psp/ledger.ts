@@ -14,14 +14,7 @@
  */
 import { newId } from "../ids";
 import type { Journal } from "./journal";
-import {
-  ChargeStatus,
-  TestDestination,
-  type Charge,
-  type ChargeWithRefunds,
-  type Refund,
-  type chargeRequestSchema,
-} from "./schemas";
+import { ChargeStatus, TestDestination, type Charge, type ChargeWithRefunds, type Refund, type chargeRequestSchema } from "./schemas";
 import type { z } from "zod";
 
 /** An answer as sent: the body is kept as text so a replay is byte-identical. */
@@ -29,8 +22,7 @@ export type Reply = { status: number; body: string; replayed?: boolean };
 
 export const reply = (status: number, payload: unknown): Reply => ({ status, body: JSON.stringify(payload) });
 
-export const errorReply = (status: number, type: string, message: string): Reply =>
-  reply(status, { error: { type, message } });
+export const errorReply = (status: number, type: string, message: string): Reply => reply(status, { error: { type, message } });
 
 type ChargeRequest = z.output<typeof chargeRequestSchema>;
 type StoredCharge = { charge: Charge; refunds: Refund[] };
@@ -58,7 +50,8 @@ export class Ledger {
     private readonly journal?: Journal,
   ) {
     for (const entry of journal?.entries ?? []) {
-      if (entry.kind === "charge") this.#charges.set(entry.charge.id, { charge: entry.charge, refunds: this.#charges.get(entry.charge.id)?.refunds ?? [] });
+      if (entry.kind === "charge")
+        this.#charges.set(entry.charge.id, { charge: entry.charge, refunds: this.#charges.get(entry.charge.id)?.refunds ?? [] });
       if (entry.kind === "refund") this.#charges.get(entry.refund.chargeId)?.refunds.push(entry.refund);
       if (entry.kind === "key") {
         const settled: Reply = { status: entry.status, body: entry.body };

@@ -32,12 +32,22 @@ const schema = z.object({
   PSP_WEBHOOK_URLS: z
     .string()
     .default("")
-    .transform((v) => v.split(",").map((u) => u.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(",")
+        .map((u) => u.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.url({ protocol: /^https?$/ }))),
   PSP_ALLOWED_HOSTS: z
     .string()
     .default("")
-    .transform((v) => v.split(",").map((h) => h.trim().toLowerCase()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(",")
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    ),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
 });
 

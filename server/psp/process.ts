@@ -82,6 +82,11 @@ export async function startPspProcess(options: {
   await stop();
   // Another server started at the same moment may have won the port: its stand-in serves us as well.
   if (outcome !== "ready" && outcome !== "timeout" && (await healthy(url))) return { url, stop: async () => undefined };
-  const why = outcome === "ready" ? "it listens, but its health check fails (a port Node's fetch refuses?)" : outcome === "timeout" ? `it did not listen within ${READY_TIMEOUT_MS / 1000} s` : `it ${outcome}`;
+  const why =
+    outcome === "ready"
+      ? "it listens, but its health check fails (a port Node's fetch refuses?)"
+      : outcome === "timeout"
+        ? `it did not listen within ${READY_TIMEOUT_MS / 1000} s`
+        : `it ${outcome}`;
   throw new Error(`The PSP stand-in on ${url} did not start: ${why}`);
 }

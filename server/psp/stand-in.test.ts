@@ -30,7 +30,12 @@ async function call(method: string, pathname: string, body?: unknown, key?: stri
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, text, json: JSON.parse(text) as Body, replayed: response.headers.get("idempotent-replayed") === "true" };
+  return {
+    status: response.status,
+    text,
+    json: JSON.parse(text) as Body,
+    replayed: response.headers.get("idempotent-replayed") === "true",
+  };
 }
 const post = (pathname: string, body: unknown, key?: string) => call("POST", pathname, body, key);
 const charges = async () => (await call("GET", "/charges")).json.data;
@@ -70,7 +75,10 @@ describe("the PSP stand-in", () => {
     const deep = post("/charges", `${"[".repeat(depth)}0${"]".repeat(depth)}`, "k-deep");
     const health = await call("GET", "/health");
     expect(health.status).toBe(200);
-    expect(await deep).toMatchObject({ status: 400, json: { error: { type: "invalid_json", message: "The body nests more than 64 levels deep." } } });
+    expect(await deep).toMatchObject({
+      status: 400,
+      json: { error: { type: "invalid_json", message: "The body nests more than 64 levels deep." } },
+    });
     expect(await charges()).toEqual([]);
   });
 
@@ -90,7 +98,11 @@ describe("the PSP stand-in", () => {
     const charged = await slow;
     expect((await call("GET", "/keys/k-running")).json).toEqual({ key: "k-running", state: "answered", status: 201, body: charged.json });
     await post("/charges", order("acct_test_decline"), "k-declined");
-    expect((await call("GET", "/keys/k-declined")).json).toMatchObject({ state: "answered", status: 402, body: { error: { type: "card_declined" } } });
+    expect((await call("GET", "/keys/k-declined")).json).toMatchObject({
+      state: "answered",
+      status: 402,
+      body: { error: { type: "card_declined" } },
+    });
     expect(await post("/charges", order("acct_test_error"), "k-5xx")).toMatchObject({ status: 500 });
     expect((await call("GET", "/keys/k-5xx")).status).toBe(404);
     // Looking never charges, and slashes in a key survive the path.
@@ -119,7 +131,11 @@ describe("the PSP stand-in", () => {
   it("records a decline per key and replays it without charging", async () => {
     const first = await post("/charges", order("acct_test_decline"), "k-decline");
     expect(first).toMatchObject({ status: 402, json: { error: { type: "card_declined", message: "The card was declined." } } });
-    expect(await post("/charges", order("acct_test_decline"), "k-decline")).toMatchObject({ status: 402, text: first.text, replayed: true });
+    expect(await post("/charges", order("acct_test_decline"), "k-decline")).toMatchObject({
+      status: 402,
+      text: first.text,
+      replayed: true,
+    });
     expect(await charges()).toEqual([]);
   });
 
@@ -159,12 +175,18 @@ describe("the PSP stand-in", () => {
 
     const other = (await post("/charges", order("acct_shop", { capture: false }), "k-auth-2")).json;
     expect(await post(`/charges/${other.id}/void`, {}, "k-void-2")).toMatchObject({ status: 200, json: { status: "canceled" } });
-    expect(await post(`/charges/${other.id}/capture`, {}, "k-cap-2")).toMatchObject({ status: 400, json: { error: { type: "invalid_state" } } });
+    expect(await post(`/charges/${other.id}/capture`, {}, "k-cap-2")).toMatchObject({
+      status: 400,
+      json: { error: { type: "invalid_state" } },
+    });
 
     const immediate = (await post("/charges", order(), "k-auth-3")).json;
     expect(await post(`/charges/${immediate.id}/void`, {}, "k-void-3")).toMatchObject({ status: 400 });
     expect(await post("/charges/ch_missing/capture", {}, "k-cap-4")).toMatchObject({ status: 404 });
-    expect(await post(`/charges/${held.id}/capture`, {})).toMatchObject({ status: 400, json: { error: { type: "missing_idempotency_key" } } });
+    expect(await post(`/charges/${held.id}/capture`, {})).toMatchObject({
+      status: 400,
+      json: { error: { type: "missing_idempotency_key" } },
+    });
   });
 
   it("keeps refunds within the captured amount", async () => {
@@ -217,7 +239,11 @@ describe("the PSP stand-in", () => {
       const sender = await startPspStandIn({ port: 0, slowMs: SLOW_MS, webhookSecret: SECRET, webhookUrls: [url] });
       try {
         const body = JSON.stringify({ url, event });
-        const answer = await fetch(`${sender.url}/webhooks/send`, { method: "POST", headers: { "content-type": "application/json", "psp-signature": signWebhook(body, SECRET) }, body });
+        const answer = await fetch(`${sender.url}/webhooks/send`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "psp-signature": signWebhook(body, SECRET) },
+          body,
+        });
         expect([answer.status, await answer.json()]).toEqual([200, { status: 202 }]);
       } finally {
         await sender.close();
@@ -253,7 +279,8 @@ describe("the stand-in's edge", () => {
     }
   }
   const event = { type: "charge.refunded", id: "evt_edge", data: { paymentId: "pay_1", amount: "5.00" } };
-  const send = (sender: RunningPspStandIn, body: string, headers: Record<string, string>) => fetch(`${sender.url}/webhooks/send`, { method: "POST", headers, body });
+  const send = (sender: RunningPspStandIn, body: string, headers: Record<string, string>) =>
+    fetch(`${sender.url}/webhooks/send`, { method: "POST", headers, body });
 
   it("refuses an unsigned, a wrongly signed and a text/plain control request, and a URL it was not started with: nothing delivered", async () => {
     await withReceiver(async (sender, origin, received) => {

@@ -160,7 +160,8 @@ function parseJson(raw: string): unknown {
   // An empty body is an empty object, so `capture` and `void` need no body at all.
   if (raw.trim() === "") return {};
   // Checked before parsing: the webhook event it relays is stringified again, which recurses.
-  if (jsonShape(raw).tooDeep) throw new BadRequest(errorReply(400, "invalid_json", `The body nests more than ${MAX_JSON_DEPTH} levels deep.`));
+  if (jsonShape(raw).tooDeep)
+    throw new BadRequest(errorReply(400, "invalid_json", `The body nests more than ${MAX_JSON_DEPTH} levels deep.`));
   try {
     return JSON.parse(raw);
   } catch (cause) {
@@ -185,11 +186,14 @@ function validate<S extends z.ZodType>(value: unknown, schema: S): z.output<S> {
 /** A control request: JSON, and signed with the webhook secret by someone who holds it (the app). */
 function checkSigned(request: Request, secret: string): void {
   const type = request.headers["content-type"]?.split(";")[0]?.trim().toLowerCase();
-  if (type !== "application/json") throw new BadRequest(errorReply(415, "unsupported_media_type", "Control requests are sent as application/json."));
+  if (type !== "application/json")
+    throw new BadRequest(errorReply(415, "unsupported_media_type", "Control requests are sent as application/json."));
   const given = request.headers[CONTROL_SIGNATURE_HEADER];
   const expected = signWebhook(request.raw, secret);
   if (typeof given !== "string" || given.length !== expected.length || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) {
-    throw new BadRequest(errorReply(401, "invalid_signature", `The ${CONTROL_SIGNATURE_HEADER} header is not the HMAC-SHA256 of this body.`));
+    throw new BadRequest(
+      errorReply(401, "invalid_signature", `The ${CONTROL_SIGNATURE_HEADER} header is not the HMAC-SHA256 of this body.`),
+    );
   }
 }
 
@@ -197,7 +201,8 @@ async function sendWebhook(request: Request, secret: string, targets: readonly s
   checkSigned(request, secret);
   const raw = parseJson(request.raw);
   const { url } = validate(raw, webhookSendSchema);
-  if (!targets.includes(url)) throw new BadRequest(errorReply(400, "unknown_webhook_url", "The provider delivers webhooks only to the URLs it was started with."));
+  if (!targets.includes(url))
+    throw new BadRequest(errorReply(400, "unknown_webhook_url", "The provider delivers webhooks only to the URLs it was started with."));
   // The event as the caller wrote it (zod's output would reorder keys), signed
   // and sent from one string so the receiver checks exactly the bytes it got.
   const body = JSON.stringify((raw as { event: unknown }).event);
@@ -216,9 +221,7 @@ async function sendWebhook(request: Request, secret: string, targets: readonly s
   }
 }
 
-export async function startPspStandIn(
-  options: PspStandInOptions & { port: number; host?: string },
-): Promise<RunningPspStandIn> {
+export async function startPspStandIn(options: PspStandInOptions & { port: number; host?: string }): Promise<RunningPspStandIn> {
   const host = options.host ?? "127.0.0.1";
   const { server } = createPspStandIn(options);
   await new Promise<void>((resolve, reject) => {

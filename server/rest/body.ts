@@ -25,8 +25,12 @@ export function isJsonContentType(headers: Headers): boolean {
 /** The largest body accepted: far above any request of this API, far below anything costly. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const bodyError = <S extends ProblemSlug>(slug: S, status: DomainError<S>["status"], message: string, errors: { field: string; message: string }[] = []) =>
-  new DomainError(slug, status, message, errors.length ? { errors } : {});
+const bodyError = <S extends ProblemSlug>(
+  slug: S,
+  status: DomainError<S>["status"],
+  message: string,
+  errors: { field: string; message: string }[] = [],
+) => new DomainError(slug, status, message, errors.length ? { errors } : {});
 
 async function readLimited(req: Request, limit: number): Promise<Uint8Array> {
   const tooLarge = () => bodyError("body-too-large", 413, `The request body is larger than ${limit} bytes.`);
@@ -72,14 +76,18 @@ function decodeUtf8(bytes: Uint8Array): string {
     // Too deep to walk cheaply, or not JSON either: the body as a whole is named.
     if (!jsonShape(lenient).tooDeep) {
       try {
-        const marked = findText(JSON.parse(lenient) as unknown, (text) => (text.includes("\uFFFD") ? "must be valid UTF-8 text" : undefined));
+        const marked = findText(JSON.parse(lenient) as unknown, (text) =>
+          text.includes("\uFFFD") ? "must be valid UTF-8 text" : undefined,
+        );
         if (marked.length) fields = marked.map((d) => fieldPath(d.path));
       } catch {
         // Not JSON: the body as a whole.
       }
     }
     const errors = fields.map((field) => ({ field, message: "must be valid UTF-8 text" }));
-    throw new DomainError("invalid-utf8", 400, `The request body is not valid UTF-8 (${namedFields(fields)}).`, { errors: fewErrors(errors) });
+    throw new DomainError("invalid-utf8", 400, `The request body is not valid UTF-8 (${namedFields(fields)}).`, {
+      errors: fewErrors(errors),
+    });
   }
 }
 
@@ -103,7 +111,9 @@ export async function readJsonBody(req: Request, limit = MAX_BODY_BYTES): Promis
   }
   if (shape.duplicate !== undefined) {
     const field = shape.duplicate;
-    throw bodyError("duplicate-key", 400, `The request body names ${field} more than once.`, [{ field, message: "appears more than once" }]);
+    throw bodyError("duplicate-key", 400, `The request body names ${field} more than once.`, [
+      { field, message: "appears more than once" },
+    ]);
   }
   return { value, text };
 }

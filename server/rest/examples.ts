@@ -35,7 +35,19 @@ const order = {
 export type OperationExample = { request?: Record<string, unknown>; response: unknown };
 
 export const EXAMPLES: Record<string, OperationExample> = {
-  "catalog.list": { response: { data: [{ sku: "mug-once", name: "Mug “Exactly once”", description: "Holds one coffee. Refills are idempotent.", price: "15.00", currency: "EUR" }] } },
+  "catalog.list": {
+    response: {
+      data: [
+        {
+          sku: "mug-once",
+          name: "Mug “Exactly once”",
+          description: "Holds one coffee. Refills are idempotent.",
+          price: "15.00",
+          currency: "EUR",
+        },
+      ],
+    },
+  },
   "payments.create": { request: { amount: "25.00", currency: "EUR", destination: "acct_test_123", capture: true }, response: payment },
   "payments.get": { request: { id: payment.id }, response: payment },
   "payments.list": { request: { limit: 10 }, response: { data: [payment] } },
@@ -44,15 +56,28 @@ export const EXAMPLES: Record<string, OperationExample> = {
   "payments.void": { request: { id: payment.id }, response: { ...authorized, status: "canceled" } },
   "payments.refund": {
     request: { id: payment.id, amount: "5.00" },
-    response: { id: "re_01JD6Y7K3W", paymentId: payment.id, amount: "5.00", currency: "EUR", status: "succeeded", createdAt: "2026-12-01T21:31:00.000Z" },
+    response: {
+      id: "re_01JD6Y7K3W",
+      paymentId: payment.id,
+      amount: "5.00",
+      currency: "EUR",
+      status: "succeeded",
+      createdAt: "2026-12-01T21:31:00.000Z",
+    },
   },
   "accounts.create": { request: { currency: "EUR" }, response: { ...account, balance: "0.00" } },
   "accounts.get": { request: { id: account.id }, response: account },
   "accounts.deposit": { request: { id: account.id, amount: "20.00", currency: "EUR" }, response: deposit },
-  "accounts.withdraw": { request: { id: account.id, amount: "5.00", currency: "EUR" }, response: { ...deposit, id: "wd_01JD6Y5K8M", type: "withdrawal", amount: "5.00", balance: "15.00" } },
+  "accounts.withdraw": {
+    request: { id: account.id, amount: "5.00", currency: "EUR" },
+    response: { ...deposit, id: "wd_01JD6Y5K8M", type: "withdrawal", amount: "5.00", balance: "15.00" },
+  },
   "accounts.movements": { request: { id: account.id, limit: 10 }, response: { data: [deposit] } },
   "accounts.getDeposit": { request: { id: deposit.id }, response: deposit },
-  "accounts.getWithdrawal": { request: { id: "wd_01JD6Y5K8M" }, response: { ...deposit, id: "wd_01JD6Y5K8M", type: "withdrawal", amount: "5.00", balance: "15.00" } },
+  "accounts.getWithdrawal": {
+    request: { id: "wd_01JD6Y5K8M" },
+    response: { ...deposit, id: "wd_01JD6Y5K8M", type: "withdrawal", amount: "5.00", balance: "15.00" },
+  },
   "coupons.create": { request: { code: "WELCOME10", percentOff: 10 }, response: { code: "WELCOME10", percentOff: 10, redeemed: false } },
   "orders.create": { request: { items: [{ sku: "mug-once", quantity: 2 }], couponCode: "WELCOME10" }, response: order },
   "orders.get": { request: { id: order.id }, response: order },
@@ -77,5 +102,8 @@ export const EXAMPLES: Record<string, OperationExample> = {
       ],
     },
   },
-  "webhooks.psp": { request: { id: "evt_01JD6Y9C2D", type: "charge.refunded", data: { paymentId: payment.id, amount: "5.00" } }, response: { received: true, duplicate: false } },
+  "webhooks.psp": {
+    request: { id: "evt_01JD6Y9C2D", type: "charge.refunded", data: { paymentId: payment.id, amount: "5.00" } },
+    response: { received: true, duplicate: false },
+  },
 };

@@ -39,7 +39,12 @@ export function createRestHandler<TCtx>({ registry, createContext }: Entrance<TC
   return (req: Request) => handle(req, prefix, routes, createContext);
 }
 
-async function handle<TCtx>(req: Request, prefix: string, routes: Route<TCtx>[], createContext: Entrance<TCtx>["createContext"]): Promise<Response> {
+async function handle<TCtx>(
+  req: Request,
+  prefix: string,
+  routes: Route<TCtx>[],
+  createContext: Entrance<TCtx>["createContext"],
+): Promise<Response> {
   const url = new URL(req.url);
   const path = url.pathname.slice(prefix.length) || "/";
   let match: ReturnType<typeof matchRoute<TCtx>>;
@@ -47,7 +52,11 @@ async function handle<TCtx>(req: Request, prefix: string, routes: Route<TCtx>[],
     match = matchRoute(routes, req.method, path);
   } catch {
     // decodeURIComponent: a malformed escape or bytes that are not UTF-8 in a path segment.
-    return problemResponse(problemOf("validation", "The path is not valid percent-encoded UTF-8.", { errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }] }));
+    return problemResponse(
+      problemOf("validation", "The path is not valid percent-encoded UTF-8.", {
+        errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }],
+      }),
+    );
   }
   if (!match) {
     return problemResponse(problemOf("not-found", `No endpoint at ${req.method} ${url.pathname}.`));
@@ -64,7 +73,9 @@ async function handle<TCtx>(req: Request, prefix: string, routes: Route<TCtx>[],
     const rawBody = body?.text;
     const fields = body === undefined ? queryFields(url.searchParams) : body.value;
     if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
-      throw new DomainError("validation", 400, "The request body must be a JSON object.", { errors: [{ field: "(body)", message: "must be a JSON object" }] });
+      throw new DomainError("validation", 400, "The request body must be a JSON object.", {
+        errors: [{ field: "(body)", message: "must be a JSON object" }],
+      });
     }
     const clashes = Object.keys(params).filter((name) => Object.hasOwn(fields, name));
     if (clashes.length) {

@@ -22,7 +22,15 @@ export function problemsOf(route: Route): ProblemSlug[] {
     "duplicate-key",
     ...(post ? (["invalid-json", "json-too-deep", "invalid-utf8", "body-too-large", "unsupported-media-type"] as const) : []),
     ...(route.idempotent
-      ? (["idempotency-key-missing", "idempotency-key-invalid", "idempotency-key-in-progress", "idempotency-lease-lost", "idempotency-key-mismatch", "too-many-requests", "key-quota-exceeded"] as const)
+      ? ([
+          "idempotency-key-missing",
+          "idempotency-key-invalid",
+          "idempotency-key-in-progress",
+          "idempotency-lease-lost",
+          "idempotency-key-mismatch",
+          "too-many-requests",
+          "key-quota-exceeded",
+        ] as const)
       : []),
     route.rest.signed ? "invalid-signature" : "unauthorized",
     ...(route.params.length ? (["not-found"] as const) : []),

@@ -21,7 +21,11 @@ const inputSchema = (route: Route): JsonSchema => (route.input instanceof z.ZodT
 /** The input's fields minus the path's, as one object schema. */
 function fieldsOf(route: Route) {
   const input = inputSchema(route);
-  const { properties = {}, required = [], ...rest } = input as { properties?: Record<string, JsonSchema>; required?: string[] } & JsonSchema;
+  const {
+    properties = {},
+    required = [],
+    ...rest
+  } = input as { properties?: Record<string, JsonSchema>; required?: string[] } & JsonSchema;
   const paramSchemas = Object.fromEntries(route.params.map((name) => [name, properties[name] ?? { type: "string" }]));
   const fields = Object.fromEntries(Object.entries(properties).filter(([name]) => !route.params.includes(name)));
   return { rest, fields, required: required.filter((name) => !route.params.includes(name)), paramSchemas };
@@ -33,13 +37,28 @@ const without = (example: Record<string, unknown> | undefined, names: string[]) 
 function parameters(route: Route): unknown[] {
   const { rest, fields, required, paramSchemas } = fieldsOf(route);
   const example = EXAMPLES[route.procedure]?.request;
-  const list: unknown[] = route.params.map((name) => ({ name, in: "path", required: true, schema: paramSchemas[name], example: example?.[name] }));
+  const list: unknown[] = route.params.map((name) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: paramSchemas[name],
+    example: example?.[name],
+  }));
   if (route.rest.method === "GET" && Object.keys(fields).length) {
     if (rest.oneOf) {
       // Exactly one of several query parameters: one exploded object, the only way OpenAPI can say it.
-      list.push({ name: "filter", in: "query", required: true, style: "form", explode: true, schema: { type: "object", properties: fields, ...rest }, example: without(example, route.params) });
+      list.push({
+        name: "filter",
+        in: "query",
+        required: true,
+        style: "form",
+        explode: true,
+        schema: { type: "object", properties: fields, ...rest },
+        example: without(example, route.params),
+      });
     } else {
-      for (const [name, schema] of Object.entries(fields)) list.push({ name, in: "query", required: required.includes(name), schema, example: example?.[name] });
+      for (const [name, schema] of Object.entries(fields))
+        list.push({ name, in: "query", required: required.includes(name), schema, example: example?.[name] });
     }
   }
   if (route.idempotent) {
@@ -47,7 +66,8 @@ function parameters(route: Route): unknown[] {
       name: IDEMPOTENCY_KEY_HEADER,
       in: "header",
       required: true,
-      description: "A unique value per logical operation, sent again on every retry of it: 1–255 visible ASCII characters, bare (`abc`) or as a structured-field string (`\"abc\"`), both the same key.",
+      description:
+        'A unique value per logical operation, sent again on every retry of it: 1–255 visible ASCII characters, bare (`abc`) or as a structured-field string (`"abc"`), both the same key.',
       schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x21-\\x7E]+$" },
       example: "5f0c1e58-8d8e-4f7c-9a51-2b9d3c1f7a10",
     });
@@ -58,7 +78,13 @@ function parameters(route: Route): unknown[] {
 function requestBody(route: Route) {
   const { rest, fields, required } = fieldsOf(route);
   const { description, ...shape } = rest;
-  const schema = { ...shape, type: "object", properties: fields, ...(required.length ? { required } : {}), ...(description ? { description } : {}) };
+  const schema = {
+    ...shape,
+    type: "object",
+    properties: fields,
+    ...(required.length ? { required } : {}),
+    ...(description ? { description } : {}),
+  };
   return {
     // An action such as capture takes no fields: an empty body is `{}`.
     required: required.length > 0,
@@ -98,12 +124,22 @@ const health = {
     responses: {
       ...problemResponses(["misdirected-request"]),
       ...Object.fromEntries(
-        ([["200", "The app and its database answer."], ["503", "Starting, or the database is away."]] as const).map(([status, description]) => [
+        (
+          [
+            ["200", "The app and its database answer."],
+            ["503", "Starting, or the database is away."],
+          ] as const
+        ).map(([status, description]) => [
           status,
           {
             description,
             headers: headersOf(Number(status), false),
-            content: { "application/json": { schema: toJson(healthSchema), example: status === "200" ? { status: "ok", database: "up" } : { status: "degraded", database: "down" } } },
+            content: {
+              "application/json": {
+                schema: toJson(healthSchema),
+                example: status === "200" ? { status: "ok", database: "up" } : { status: "degraded", database: "down" },
+              },
+            },
           },
         ]),
       ),
@@ -134,10 +170,19 @@ export function openApiDocument(procedures: RegisteredProcedure[]) {
     components: {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "A tenant's API token (`npm run --silent tenant -- create <name>`)." },
-        pspSignature: { type: "apiKey", in: "header", name: SIGNATURE_HEADER, description: "The provider's signature: the hex HMAC-SHA256 of the raw body with PSP_WEBHOOK_SECRET." },
+        pspSignature: {
+          type: "apiKey",
+          in: "header",
+          name: SIGNATURE_HEADER,
+          description: "The provider's signature: the hex HMAC-SHA256 of the raw body with PSP_WEBHOOK_SECRET.",
+        },
       },
       headers: {
-        "Idempotent-Replayed": header(`\`true\` on an answer replayed for its ${IDEMPOTENCY_KEY_HEADER}: the stored status and bytes of the first.`, { type: "string", enum: ["true"] }, false),
+        "Idempotent-Replayed": header(
+          `\`true\` on an answer replayed for its ${IDEMPOTENCY_KEY_HEADER}: the stored status and bytes of the first.`,
+          { type: "string", enum: ["true"] },
+          false,
+        ),
         "Retry-After": header("Whole seconds to wait before retrying with the same key.", { type: "integer", minimum: 1 }),
         "WWW-Authenticate": header("The credential this operation takes (RFC 9110).", { type: "string" }),
         "Cache-Control": header("Answers are never cached.", { type: "string", const: "no-store" }),

@@ -8,7 +8,13 @@ import { REPLAYED_HEADER } from "@exactly-once/trpc";
 import { problemSpec } from "../problems";
 
 /** The response headers this layer sets, by the names the document declares them under. */
-export const HEADER = { retryAfter: "Retry-After", wwwAuthenticate: "WWW-Authenticate", allow: "Allow", cacheControl: "Cache-Control", replayed: REPLAYED_HEADER } as const;
+export const HEADER = {
+  retryAfter: "Retry-After",
+  wwwAuthenticate: "WWW-Authenticate",
+  allow: "Allow",
+  cacheControl: "Cache-Control",
+  replayed: REPLAYED_HEADER,
+} as const;
 
 const JSON_TYPE = "application/json";
 const PROBLEM_TYPE = "application/problem+json";

@@ -26,7 +26,16 @@ export function buildRoutes<TCtx>(procedures: RegisteredProcedure<TCtx>[]): Rout
       params.push(name);
       return "([^/]+)";
     });
-    routes.push({ procedure, call, rest: meta.rest, idempotent: meta.idempotent === true, pattern: new RegExp(`^${source}$`), params, input, output });
+    routes.push({
+      procedure,
+      call,
+      rest: meta.rest,
+      idempotent: meta.idempotent === true,
+      pattern: new RegExp(`^${source}$`),
+      params,
+      input,
+      output,
+    });
   }
   return routes;
 }

@@ -39,14 +39,25 @@ export function createTenantLimits(pool: () => Database, settings: TenantLimitSe
 
   async function admitRequest(tenantId: string): Promise<void> {
     if (settings.requestsPerMinute === 0) return;
-    budget ??= new RateLimiterDrizzle({ storeClient: pool().db, schema: tenantRequestLimits, keyPrefix: prefix, points: settings.requestsPerMinute, duration: 60 });
+    budget ??= new RateLimiterDrizzle({
+      storeClient: pool().db,
+      schema: tenantRequestLimits,
+      keyPrefix: prefix,
+      points: settings.requestsPerMinute,
+      duration: 60,
+    });
     try {
       await budget.consume(tenantId);
     } catch (reason) {
       // A store failure is an internal error, not a refusal.
       if (!(reason instanceof RateLimiterRes)) throw reason;
       const retryAfter = Math.max(1, Math.ceil(reason.msBeforeNext / 1000));
-      throw new DomainError("too-many-requests", 429, `This tenant has sent its ${settings.requestsPerMinute} consequential requests for this minute; retry in ${retryAfter} s.`, { retryAfter });
+      throw new DomainError(
+        "too-many-requests",
+        429,
+        `This tenant has sent its ${settings.requestsPerMinute} consequential requests for this minute; retry in ${retryAfter} s.`,
+        { retryAfter },
+      );
     }
   }
 
@@ -58,7 +69,11 @@ export function createTenantLimits(pool: () => Database, settings: TenantLimitSe
     const known = counted.get(tenantId);
     if (known && now - known.at < KEY_COUNT_MAX_AGE_MS) return known.keys;
     const { sql } = pool();
-    const keys = sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys k where k.tenant_id = ${tenantId} and not ${isExpired(sql, "k")}`.then(([row]) => row!.n);
+    const keys = sql<
+      { n: number }[]
+    >`select count(*)::int as n from idempotency_keys k where k.tenant_id = ${tenantId} and not ${isExpired(sql, "k")}`.then(
+      ([row]) => row!.n,
+    );
     counted.set(tenantId, { keys, at: now });
     // A failed count is not kept: the next request counts again.
     keys.catch(() => counted.get(tenantId)?.keys === keys && counted.delete(tenantId));
@@ -67,9 +82,14 @@ export function createTenantLimits(pool: () => Database, settings: TenantLimitSe
 
   async function admitKey(tenantId: string): Promise<void> {
     if (settings.maxLiveKeys === 0 || (await liveKeys(tenantId)) < settings.maxLiveKeys) return;
-    throw new DomainError("key-quota-exceeded", 429, `This tenant holds ${settings.maxLiveKeys} unexpired idempotency keys, its most; new ones are taken as old ones expire.`, {
-      retryAfter: KEY_QUOTA_RETRY_SECONDS,
-    });
+    throw new DomainError(
+      "key-quota-exceeded",
+      429,
+      `This tenant holds ${settings.maxLiveKeys} unexpired idempotency keys, its most; new ones are taken as old ones expire.`,
+      {
+        retryAfter: KEY_QUOTA_RETRY_SECONDS,
+      },
+    );
   }
 
   return {

@@ -9,7 +9,10 @@ export async function createTenant(db: Db, name: string, id = newId("ten")) {
   const token = newToken();
   // One statement, so the tenant never exists without its token.
   const tenant = db.$with("tenant").as(db.insert(tenants).values({ id, name }).returning({ id: tenants.id }));
-  await db.with(tenant).insert(apiTokens).values({ tokenHash: hashToken(token), tenantId: id, prefix: token.slice(0, 8) });
+  await db
+    .with(tenant)
+    .insert(apiTokens)
+    .values({ tokenHash: hashToken(token), tenantId: id, prefix: token.slice(0, 8) });
   return { tenant: { id, name }, token };
 }
 

@@ -15,7 +15,16 @@ const signedProcedure = publicProcedure.use(async ({ ctx, next }) => {
 
 export const webhooksRouter = router({
   psp: signedProcedure
-    .meta({ rest: { method: "POST", path: "/v1/webhooks/psp", status: 200, summary: "Receive a signed provider event (processed once per event id)", tags: ["webhooks"], signed: true } })
+    .meta({
+      rest: {
+        method: "POST",
+        path: "/v1/webhooks/psp",
+        status: 200,
+        summary: "Receive a signed provider event (processed once per event id)",
+        tags: ["webhooks"],
+        signed: true,
+      },
+    })
     .input(eventSchema)
     .output(receivedSchema)
     .mutation(({ ctx, input }) => receiveEvent(ctx, input)),

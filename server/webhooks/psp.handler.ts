@@ -38,7 +38,15 @@ export async function receiveEvent(ctx: { pool: Pick<Database, "transaction"> },
       .returning();
     if (!applied) return flag("over_refund", payment.tenantId).then(() => false);
     await tx.update(webhookEvents).set({ tenantId: payment.tenantId }).where(eq(webhookEvents.id, input.id));
-    await tx.insert(refunds).values({ id: newId("re"), tenantId: payment.tenantId, paymentId: payment.id, amountMinor: amount.data, currency: payment.currency, status: "succeeded", eventId: input.id });
+    await tx.insert(refunds).values({
+      id: newId("re"),
+      tenantId: payment.tenantId,
+      paymentId: payment.id,
+      amountMinor: amount.data,
+      currency: payment.currency,
+      status: "succeeded",
+      eventId: input.id,
+    });
     await postMovement(tx, {
       tenantId: payment.tenantId,
       currency: payment.currency,

@@ -68,14 +68,28 @@ describe("admin.keys.recover", () => {
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "2" });
 
     const audit = await c.admin.audit.list({ tenantId: tenant.id, key });
-    expect(audit).toEqual([expect.objectContaining({ action: "recover", tenantId: tenant.id, key, detail: expect.objectContaining({ fence: 1, wasStale: false }) })]);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        action: "recover",
+        tenantId: tenant.id,
+        key,
+        detail: expect.objectContaining({ fence: 1, wasStale: false }),
+      }),
+    ]);
   });
 
   it("refuses keys that are not in progress, and unknown keys", async () => {
     const own = await newTenant("admin-recover-refusals");
-    await seedKeys(own.id, [{ key: "finished", state: "completed" }, { key: "gone", state: "in_progress", expiresInSeconds: -1 }]);
+    await seedKeys(own.id, [
+      { key: "finished", state: "completed" },
+      { key: "gone", state: "in_progress", expiresInSeconds: -1 },
+    ]);
     const c = await adminCaller();
-    for (const [key, code] of [["finished", "UNPROCESSABLE_CONTENT"], ["gone", "UNPROCESSABLE_CONTENT"], ["missing", "NOT_FOUND"]] as const) {
+    for (const [key, code] of [
+      ["finished", "UNPROCESSABLE_CONTENT"],
+      ["gone", "UNPROCESSABLE_CONTENT"],
+      ["missing", "NOT_FOUND"],
+    ] as const) {
       const error = await c.admin.keys.recover({ tenantId: own.id, key }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TRPCError);
       expect((error as TRPCError).code).toBe(code);
@@ -109,6 +123,11 @@ describe("admin.keys.purgeExpired", () => {
       [own.id, "live-stale"],
     ]);
     const [entry] = await c.admin.audit.list({ tenantId: own.id });
-    expect(entry).toMatchObject({ action: "purge_expired", tenantId: own.id, key: null, detail: { deleted: 3, remaining: false, scope: own.id } });
+    expect(entry).toMatchObject({
+      action: "purge_expired",
+      tenantId: own.id,
+      key: null,
+      detail: { deleted: 3, remaining: false, scope: own.id },
+    });
   });
 });

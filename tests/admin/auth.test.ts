@@ -92,7 +92,8 @@ describe("an operator's password", () => {
     expect(stored).toMatch(/^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
     expect(await hashPassword(password)).not.toBe(stored);
     expect(await passwordMatchesHash(password, stored)).toBe(true);
-    for (const wrong of ["", password.slice(0, -1), `${password} `, password.toUpperCase()]) expect(await passwordMatchesHash(wrong, stored)).toBe(false);
+    for (const wrong of ["", password.slice(0, -1), `${password} `, password.toUpperCase()])
+      expect(await passwordMatchesHash(wrong, stored)).toBe(false);
   });
 
   it("signs sessions that last eight hours", async () => {

@@ -55,7 +55,14 @@ describe("admin.keys.resume", () => {
     const detail = await c.admin.keys.get({ tenantId: tenant.id, key });
     expect(detail.key).toMatchObject({ state: "completed", completedBy: "completer", completerAttempts: 1 });
     const steps = detail.timeline.map((e) => `${e.source}:${e.type}`);
-    expect(steps).toEqual(["key:claimed", "key:released", "key:completer_attempt", "key:takeover", "key:completed_by_completer", "operator:resume"]);
+    expect(steps).toEqual([
+      "key:claimed",
+      "key:released",
+      "key:completer_attempt",
+      "key:takeover",
+      "key:completed_by_completer",
+      "operator:resume",
+    ]);
     const times = detail.timeline.map((e) => e.at);
     expect(times).toEqual([...times].sort());
     expect(times.every((t) => /\.\d{6}Z$/.test(t))).toBe(true);
@@ -104,7 +111,9 @@ describe("needs attention", () => {
     const counts = await c.admin.keys.counts({ tenantId: tenant.id });
     expect(counts.needs_attention).toEqual({ value: 1, kind: "exact" });
     const listed = await c.admin.keys.list({ tenantId: tenant.id, state: "needs_attention" });
-    expect(listed.items).toEqual([expect.objectContaining({ key, state: "needs_attention", storedState: "in_progress", completerAttempts: 2 })]);
+    expect(listed.items).toEqual([
+      expect.objectContaining({ key, state: "needs_attention", storedState: "in_progress", completerAttempts: 2 }),
+    ]);
     expect((await c.admin.keys.list({ tenantId: tenant.id, state: "completed" })).items).toEqual([]);
     const detail = await c.admin.keys.get({ tenantId: tenant.id, key });
     expect(detail.key.completerError).toMatch(/provider/i);

@@ -13,10 +13,14 @@ function loadEnv(extra: Record<string, string>) {
 /** `next.config.js` as Next.js loads it in `phase`: its default export is called with the phase. */
 function loadNextConfig(phase: string, extra: Record<string, string>) {
   const { ADMIN_PASSWORD: _unset, ...inherited } = process.env;
-  return spawnSync(process.execPath, ["--input-type=module", "-e", `const { default: config } = await import("./next.config.js"); await config(${JSON.stringify(phase)});`], {
-    env: { ...inherited, NODE_ENV: "production", ...extra },
-    encoding: "utf8",
-  });
+  return spawnSync(
+    process.execPath,
+    ["--input-type=module", "-e", `const { default: config } = await import("./next.config.js"); await config(${JSON.stringify(phase)});`],
+    {
+      env: { ...inherited, NODE_ENV: "production", ...extra },
+      encoding: "utf8",
+    },
+  );
 }
 
 describe("the environment", () => {

@@ -51,19 +51,29 @@ describe("admin mutations", () => {
     const { sql } = database();
     const c = await callerWith({ cookie: await sessionCookie() });
     const forgedCaller = await callerWithExactly({ ...cleaned, cookie: await sessionCookie() });
-    for (const call of [forgedCaller.admin.keys.purgeExpired({ tenantId: t.id }), forgedCaller.admin.keys.recover({ tenantId: t.id, key: "stuck" })]) {
+    for (const call of [
+      forgedCaller.admin.keys.purgeExpired({ tenantId: t.id }),
+      forgedCaller.admin.keys.recover({ tenantId: t.id, key: "stuck" }),
+    ]) {
       const error = await trpcError(call);
       expect(error.code).toBe("FORBIDDEN");
     }
     expect(await state(t.id)).toEqual({ keys: 2, audit: 0 });
-    const [stuck] = await sql<{ fence: number }[]>`select fence::int as fence from idempotency_keys where tenant_id = ${t.id} and key = 'stuck'`;
+    const [stuck] = await sql<
+      { fence: number }[]
+    >`select fence::int as fence from idempotency_keys where tenant_id = ${t.id} and key = 'stuck'`;
     expect(stuck!.fence).toBe(1);
     // The same session from the app's own origin may: the refusal was about the request, not the admin.
     await expect(c.admin.keys.purgeExpired({ tenantId: t.id })).resolves.toMatchObject({ deleted: 1 });
   });
 
   it("Sec-Fetch-Site: same-origin stands in for a missing Origin", async () => {
-    const c = await callerWithExactly({ host: "app.test", "sec-fetch-site": "same-origin", "content-type": "application/json", cookie: await sessionCookie() });
+    const c = await callerWithExactly({
+      host: "app.test",
+      "sec-fetch-site": "same-origin",
+      "content-type": "application/json",
+      cookie: await sessionCookie(),
+    });
     await expect(c.admin.keys.purgeExpired({ tenantId: tenant.id })).resolves.toMatchObject({ deleted: 0 });
   });
 

@@ -42,7 +42,13 @@ describe("admin.keys.list", () => {
     expect(keysOf(page)).toEqual(["old-stuck", "old-done", "stuck-1", "running-1", "refused-1", "done-1"]);
     expect(page.nextCursor).toBeNull();
     const byKey = new Map(page.items.map((k) => [k.key, k]));
-    expect(byKey.get("done-1")).toMatchObject({ state: "completed", stale: false, responseStatus: 201, replayCount: 2, tenantName: tenant.name });
+    expect(byKey.get("done-1")).toMatchObject({
+      state: "completed",
+      stale: false,
+      responseStatus: 201,
+      replayCount: 2,
+      tenantName: tenant.name,
+    });
     expect(byKey.get("done-1")!.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(byKey.get("running-1")).toMatchObject({ state: "in_progress", stale: false, staleForMs: null });
     expect(byKey.get("stuck-1")).toMatchObject({ state: "in_progress", stale: true });
@@ -56,7 +62,8 @@ describe("admin.keys.list", () => {
   it("filters by state, stale, expired, procedure and key prefix", async () => {
     const tenant = await tenantWithEveryState();
     const c = await adminCaller();
-    const list = async (filters: Parameters<typeof c.admin.keys.list>[0]) => keysOf(await c.admin.keys.list({ tenantId: tenant.id, ...filters }));
+    const list = async (filters: Parameters<typeof c.admin.keys.list>[0]) =>
+      keysOf(await c.admin.keys.list({ tenantId: tenant.id, ...filters }));
     expect(await list({ state: "completed" })).toEqual(["done-1"]);
     expect(await list({ state: "failed" })).toEqual(["refused-1"]);
     expect(await list({ state: "in_progress" })).toEqual(["stuck-1", "running-1"]);
@@ -74,7 +81,12 @@ describe("admin.keys.list", () => {
     const tenant = await newTenant("admin-prefix");
     await seedKeys(tenant.id, [{ key: "a_b-1" }, { key: "axb-1" }, { key: "a%b-1" }, { key: "a\\b-1" }]);
     const c = await adminCaller();
-    for (const [prefix, expected] of [["a_", ["a_b-1"]], ["a%", ["a%b-1"]], ["a\\", ["a\\b-1"]], ["a", ["a\\b-1", "a%b-1", "axb-1", "a_b-1"]]] as const) {
+    for (const [prefix, expected] of [
+      ["a_", ["a_b-1"]],
+      ["a%", ["a%b-1"]],
+      ["a\\", ["a\\b-1"]],
+      ["a", ["a\\b-1", "a%b-1", "axb-1", "a_b-1"]],
+    ] as const) {
       const page = await c.admin.keys.list({ tenantId: tenant.id, keyPrefix: prefix });
       expect(keysOf(page).sort()).toEqual([...expected].sort());
     }
@@ -118,7 +130,14 @@ describe("admin.keys.counts", () => {
     const tenant = await tenantWithEveryState();
     const counts = await (await adminCaller()).admin.keys.counts({ tenantId: tenant.id });
     const exact = (value: number) => ({ value, kind: "exact" });
-    expect(counts).toEqual({ in_progress: exact(2), completed: exact(1), failed: exact(1), expired: exact(2), stale: exact(1), needs_attention: exact(0) });
+    expect(counts).toEqual({
+      in_progress: exact(2),
+      completed: exact(1),
+      failed: exact(1),
+      expired: exact(2),
+      stale: exact(1),
+      needs_attention: exact(0),
+    });
   });
 
   it("estimates large states across all tenants from the statistics, and counts small ones", async () => {
@@ -144,7 +163,8 @@ describe("admin.keys.activity and admin.keys.get", () => {
     const tenant = await newTenant("admin-activity");
     const key = uniqueKey("activity");
     expect((await post(tenant, "/t/atomic", { tag: key, amount: 3 }, key)).status).toBe(201);
-    for (let i = 0; i < 3; i++) expect((await post(tenant, "/t/atomic", { tag: key, amount: 3 }, key)).headers.get("idempotent-replayed")).toBe("true");
+    for (let i = 0; i < 3; i++)
+      expect((await post(tenant, "/t/atomic", { tag: key, amount: 3 }, key)).headers.get("idempotent-replayed")).toBe("true");
     expect((await post(tenant, "/t/atomic", { tag: key, amount: 4 }, key)).status).toBe(422);
     await eventLog.flush();
 
@@ -171,7 +191,10 @@ describe("admin.keys.activity and admin.keys.get", () => {
     await seedKeys(other.id, [{ key }]);
     const { sql } = database();
     const payment = `pay_${key}`;
-    for (const [tenantId, id, charge] of [[tenant.id, payment, "ch_123"], [other.id, `${payment}_other`, "ch_999"]] as const) {
+    for (const [tenantId, id, charge] of [
+      [tenant.id, payment, "ch_123"],
+      [other.id, `${payment}_other`, "ch_999"],
+    ] as const) {
       await sql`insert into payments (id, tenant_id, status, amount_minor, currency, destination, capture_method, amount_captured_minor, psp_charge_id, idempotency_key)
                 values (${id}, ${tenantId}, 'succeeded', 2500, 'EUR', 'acct_x', 'automatic', 2500, ${charge}, ${key})`;
       await sql`insert into ledger_entries (id, tenant_id, transaction_id, ledger_account, direction, amount_minor, currency, idempotency_key, payment_id)
@@ -179,7 +202,9 @@ describe("admin.keys.activity and admin.keys.get", () => {
                        (${`le_${id}_c`}, ${tenantId}, ${`tx_${id}`}, 'sales', 'credit', 2500, 'EUR', ${key}, ${id})`;
     }
     const { ledger, payments } = await (await adminCaller()).admin.keys.get({ tenantId: tenant.id, key });
-    expect(payments).toEqual([expect.objectContaining({ id: payment, pspChargeId: "ch_123", amount: "25.00", currency: "EUR", status: "succeeded" })]);
+    expect(payments).toEqual([
+      expect.objectContaining({ id: payment, pspChargeId: "ch_123", amount: "25.00", currency: "EUR", status: "succeeded" }),
+    ]);
     expect(ledger.map((e) => [e.ledgerAccount, e.direction, e.amount, e.paymentId])).toEqual([
       ["psp_clearing", "debit", "25.00", payment],
       ["sales", "credit", "25.00", payment],

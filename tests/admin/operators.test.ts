@@ -32,7 +32,9 @@ beforeAll(async () => {
 });
 
 const auditOf = (tenantId: string) =>
-  database().sql<{ action: string; operator: string | null; session_id: string }[]>`select action, operator, session_id from admin_audit_log where tenant_id = ${tenantId} order by id`;
+  database().sql<
+    { action: string; operator: string | null; session_id: string }[]
+  >`select action, operator, session_id from admin_audit_log where tenant_id = ${tenantId} order by id`;
 
 describe("the viewer role", () => {
   it("reads keys, counts, activity and the audit log, and gets 403 for every change: nothing purged, recovered or audited", async () => {
@@ -82,7 +84,11 @@ describe("the operator role", () => {
 
 describe("an operator's sessions", () => {
   it("lists only their own, and ends their own but not another's", async () => {
-    const [mine1, mine2, theirs] = [await sessionCookie(undefined, viewer), await sessionCookie(undefined, viewer), await sessionCookie(undefined, operator)];
+    const [mine1, mine2, theirs] = [
+      await sessionCookie(undefined, viewer),
+      await sessionCookie(undefined, viewer),
+      await sessionCookie(undefined, operator),
+    ];
     const me = await callerWith({ cookie: mine1 });
     const them = await callerWith({ cookie: theirs });
     const listed = await me.admin.sessions.list();
@@ -117,9 +123,15 @@ describe("the demo operator", () => {
     env.ADMIN_PASSWORD = DEMO_ADMIN_PASSWORD;
     env.DEMO_MODE = true;
     const { db } = database();
-    expect(await authenticate(db, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toEqual({ name: DEMO_OPERATOR, role: OperatorRole.Operator, demo: true });
+    expect(await authenticate(db, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toEqual({
+      name: DEMO_OPERATOR,
+      role: OperatorRole.Operator,
+      demo: true,
+    });
     expect(await authenticate(db, DEMO_OPERATOR, "wrong-password")).toBeUndefined();
-    const [row] = await database().sql<{ demo: boolean; password_hash: string }[]>`select demo, password_hash from admin_operators where name = ${DEMO_OPERATOR}`;
+    const [row] = await database().sql<
+      { demo: boolean; password_hash: string }[]
+    >`select demo, password_hash from admin_operators where name = ${DEMO_OPERATOR}`;
     expect(row).toMatchObject({ demo: true });
     expect(row!.password_hash).not.toContain(DEMO_ADMIN_PASSWORD);
     env.DEMO_MODE = false;
@@ -130,7 +142,9 @@ describe("the demo operator", () => {
 describe("npm run operator", () => {
   const run = promisify(execFile);
   const cli = (args: string[], input: string) => {
-    const child = run(process.execPath, ["--import", "tsx", "scripts/operator.ts", ...args], { env: { ...process.env, LOG_LEVEL: "silent", DATABASE_URL: inject("databaseUrl") } });
+    const child = run(process.execPath, ["--import", "tsx", "scripts/operator.ts", ...args], {
+      env: { ...process.env, LOG_LEVEL: "silent", DATABASE_URL: inject("databaseUrl") },
+    });
     child.child.stdin!.end(input);
     return child;
   };

@@ -12,7 +12,12 @@ import { database } from "../../db/client";
 import { ADMIN_COOKIE } from "../../server/admin/session";
 import { signInRequest as signInWith } from "../../server/admin/sign-in";
 import type { Operator } from "../../server/admin/operators";
-import { createSignInThrottle as createThrottle, SIGN_IN_LIMITS, type SignInThrottle, type ThrottleLimits } from "../../server/admin/throttle";
+import {
+  createSignInThrottle as createThrottle,
+  SIGN_IN_LIMITS,
+  type SignInThrottle,
+  type ThrottleLimits,
+} from "../../server/admin/throttle";
 import { adminSessionRoutes } from "../../server/app";
 import { barrier, trpcError } from "../support/api";
 import { callerWith, newOperator, OPERATOR_PASSWORD, SAME_ORIGIN } from "./support";
@@ -29,12 +34,19 @@ beforeAll(async () => {
 });
 
 /** As /admin/session answers, with the app's throttle unless a test's own is given. */
-const signInRequest = (req: Request, throttle?: SignInThrottle) => (throttle ? signInWith(req, { db: database().db, throttle }) : adminSessionRoutes.signIn(req));
+const signInRequest = (req: Request, throttle?: SignInThrottle) =>
+  throttle ? signInWith(req, { db: database().db, throttle }) : adminSessionRoutes.signIn(req);
 const signOutRequest = (req: Request) => adminSessionRoutes.signOut(req);
 const createSignInThrottle = (limits: ThrottleLimits, prefix: string) => createThrottle(() => database().db, limits, prefix);
 
 /** Limits for a throttle of a test's own: no operator waits unless the test wants them. */
-const testLimits = (limits: Partial<ThrottleLimits>): ThrottleLimits => ({ perAddress: 1000, windowSeconds: 60, freeFailures: 1000, maxDelaySeconds: 60, ...limits });
+const testLimits = (limits: Partial<ThrottleLimits>): ThrottleLimits => ({
+  perAddress: 1000,
+  windowSeconds: 60,
+  freeFailures: 1000,
+  maxDelaySeconds: 60,
+  ...limits,
+});
 
 /** Every test signs in from an address of its own, so their counters never meet. */
 const newAddress = () => `198.51.100.${Math.floor(Math.random() * 250)}-${randomUUID()}`;
@@ -59,7 +71,9 @@ function cookieOf(res: Response): string {
 
 describe("sign-in", () => {
   it("signs in with the password and returns only to admin paths", async () => {
-    const res = await signInRequest(signInRequestFrom(newAddress(), { operator: me.name, password: PASSWORD, next: "//evil.example/admin" }));
+    const res = await signInRequest(
+      signInRequestFrom(newAddress(), { operator: me.name, password: PASSWORD, next: "//evil.example/admin" }),
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ next: "/admin" });
     const c = await callerWith({ cookie: cookieOf(res) });
@@ -73,7 +87,9 @@ describe("sign-in", () => {
   ])("%s: refused, no session made", async (_label, headers, status) => {
     const before = await sessionRows();
     const form = "content-type" in headers;
-    const res = await signInRequest(signInRequestFrom(newAddress(), form ? `password=${PASSWORD}` : { operator: me.name, password: PASSWORD }, headers));
+    const res = await signInRequest(
+      signInRequestFrom(newAddress(), form ? `password=${PASSWORD}` : { operator: me.name, password: PASSWORD }, headers),
+    );
     expect(res.status).toBe(status);
     expect(res.headers.get("set-cookie")).toBeNull();
     expect(await sessionRows()).toBe(before);
@@ -86,8 +102,15 @@ describe("sign-in", () => {
   });
 
   it("a wrong password, an unknown operator and a missing name (with operators besides the demo one) are all the same 401", async () => {
-    for (const body of [{ operator: me.name, password: "wrong" }, { operator: "nobody-here", password: PASSWORD }, { password: PASSWORD }]) {
-      const res = await signInRequest(signInRequestFrom(newAddress(), body), createSignInThrottle(testLimits({}), `test-401-${randomUUID()}`));
+    for (const body of [
+      { operator: me.name, password: "wrong" },
+      { operator: "nobody-here", password: PASSWORD },
+      { password: PASSWORD },
+    ]) {
+      const res = await signInRequest(
+        signInRequestFrom(newAddress(), body),
+        createSignInThrottle(testLimits({}), `test-401-${randomUUID()}`),
+      );
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ status: 401, type: "/problems/sign-in-failed" });
       expect(res.headers.get("set-cookie")).toBeNull();
@@ -98,7 +121,10 @@ describe("sign-in", () => {
     const address = newAddress();
     // Each guess names another operator, so only the address's bucket fills.
     for (let i = 0; i < SIGN_IN_LIMITS.perAddress; i++) {
-      expect((await signInRequest(signInRequestFrom(address, { operator: `guess-${i}-${randomUUID().slice(0, 8)}`, password: `wrong-${i}` }))).status).toBe(401);
+      expect(
+        (await signInRequest(signInRequestFrom(address, { operator: `guess-${i}-${randomUUID().slice(0, 8)}`, password: `wrong-${i}` })))
+          .status,
+      ).toBe(401);
     }
     const throttled = await signInRequest(signInRequestFrom(address, { operator: me.name, password: PASSWORD }));
     expect(throttled.status).toBe(429);
@@ -124,7 +150,10 @@ describe("sign-in", () => {
   });
 
   it("no lock-out: a hundred wrong guesses from a hundred addresses keep the right password out for at most the cap", async () => {
-    const throttle = createSignInThrottle(testLimits({ perAddress: 10, freeFailures: 5, maxDelaySeconds: 1 }), `test-lockout-${randomUUID()}`);
+    const throttle = createSignInThrottle(
+      testLimits({ perAddress: 10, freeFailures: 5, maxDelaySeconds: 1 }),
+      `test-lockout-${randomUUID()}`,
+    );
     const target = await newOperator();
     for (let i = 0; i < 100; i++) {
       const res = await signInRequest(signInRequestFrom(newAddress(), { operator: target.name, password: `wrong-${i}` }), throttle);
@@ -156,8 +185,15 @@ describe("sign-in", () => {
   it("a correct password gives its attempt back: only failures add up", async () => {
     const throttle = createSignInThrottle(testLimits({ perAddress: 3 }), `test-reward-${randomUUID()}`);
     const address = newAddress();
-    const attempt = async (password: string) => (await signInRequest(signInRequestFrom(address, { operator: me.name, password }), throttle)).status;
-    expect([await attempt("wrong"), await attempt("wrong"), await attempt(PASSWORD), await attempt("wrong"), await attempt("wrong")]).toEqual([401, 401, 200, 401, 429]);
+    const attempt = async (password: string) =>
+      (await signInRequest(signInRequestFrom(address, { operator: me.name, password }), throttle)).status;
+    expect([
+      await attempt("wrong"),
+      await attempt("wrong"),
+      await attempt(PASSWORD),
+      await attempt("wrong"),
+      await attempt("wrong"),
+    ]).toEqual([401, 401, 200, 401, 429]);
   });
 });
 
@@ -165,7 +201,8 @@ describe("sign-out", () => {
   async function signedIn() {
     return cookieOf(await signInRequest(signInRequestFrom(newAddress(), { operator: me.name, password: PASSWORD })));
   }
-  const signOut = (cookie: string, headers: Record<string, string> = SAME_ORIGIN) => signOutRequest(new Request("http://app.test/admin/session", { method: "DELETE", headers: { ...headers, cookie } }));
+  const signOut = (cookie: string, headers: Record<string, string> = SAME_ORIGIN) =>
+    signOutRequest(new Request("http://app.test/admin/session", { method: "DELETE", headers: { ...headers, cookie } }));
 
   it("revokes the session: a copy of the cookie is refused afterwards", async () => {
     const cookie = await signedIn();

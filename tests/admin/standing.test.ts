@@ -26,7 +26,9 @@ async function standings(tenant: Tenant, key: string) {
 /** The downstream key the app sent (or would send) the provider for this key. */
 async function downstreamKey(tenantId: string, key: string): Promise<string> {
   const { sql } = database();
-  const [row] = await sql<{ generation: string }[]>`select ${generation(sql, "k")} as generation from idempotency_keys k where tenant_id = ${tenantId} and key = ${key}`;
+  const [row] = await sql<
+    { generation: string }[]
+  >`select ${generation(sql, "k")} as generation from idempotency_keys k where tenant_id = ${tenantId} and key = ${key}`;
   return downstreamKeyOf({ tenantId, key }, row!.generation);
 }
 
@@ -50,10 +52,14 @@ describe("admin.keys.get: where a payment stands", () => {
 
     // The slow provider answers the dead worker's call a moment later; until then it is still working on it.
     await expect.poll(async () => (await standings(tenant, key))[0]?.standing, { timeout: 10_000 }).toBe("charged_unrecorded");
-    expect(await standings(tenant, key)).toEqual([{ id: paymentId, standing: "charged_unrecorded", label: "charged at the provider, not recorded yet" }]);
+    expect(await standings(tenant, key)).toEqual([
+      { id: paymentId, standing: "charged_unrecorded", label: "charged at the provider, not recorded yet" },
+    ]);
     expect(await paymentsForKey(tenant.id, key)).toEqual([expect.objectContaining({ status: "pending", psp_charge_id: null })]);
 
-    await expect.poll(async () => (await completer.completeDueKeys({ tenantId: tenant.id })).map((o) => o.outcome), { timeout: 10_000 }).toContain("completed");
+    await expect
+      .poll(async () => (await completer.completeDueKeys({ tenantId: tenant.id })).map((o) => o.outcome), { timeout: 10_000 })
+      .toContain("completed");
     expect(await standings(tenant, key)).toEqual([expect.objectContaining({ id: paymentId, standing: "charged" })]);
     expect(await chargesFor(paymentId)).toHaveLength(1);
   });
@@ -84,6 +90,8 @@ describe("admin.keys.get: where a payment stands", () => {
     const tenant = await newTenant("standing-down");
     const key = newKey("down");
     const pending = await abandonedPayment(tenant, key, { amount: "9.00", destination: "acct_test_123" });
-    expect(await withProviderDown(() => standings(tenant, key))).toEqual([{ id: pending.id, standing: "provider_unreachable", label: "provider unreachable" }]);
+    expect(await withProviderDown(() => standings(tenant, key))).toEqual([
+      { id: pending.id, standing: "provider_unreachable", label: "provider unreachable" },
+    ]);
   });
 });

@@ -31,7 +31,8 @@ export async function callerWithExactly(headers: Record<string, string>, tenant:
 }
 
 /** A caller with these headers on top of SAME_ORIGIN, as the dashboard's own requests. */
-export const callerWith = (headers: Record<string, string> = {}, tenant: Tenant | null = null) => callerWithExactly({ ...SAME_ORIGIN, ...headers }, tenant);
+export const callerWith = (headers: Record<string, string> = {}, tenant: Tenant | null = null) =>
+  callerWithExactly({ ...SAME_ORIGIN, ...headers }, tenant);
 
 export const OPERATOR_PASSWORD = "test-operator-password";
 

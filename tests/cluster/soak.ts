@@ -91,7 +91,18 @@ const cents = (min: number, max: number) => (between(min * 100, max * 100) / 100
 type Kind = "payment" | "checkout" | "deposit" | "withdrawal";
 type Attempt = { status?: number; body?: string; error?: string; replayed: boolean };
 /** `firstCopies`: how many copies the first attempt went as (2 for a double submit). */
-type Op = { kind: Kind; key: string; path: string; body: string; attempts: Attempt[]; firstCopies: number; answer?: Attempt; gaveUp: boolean; accountId?: string; amount?: string };
+type Op = {
+  kind: Kind;
+  key: string;
+  path: string;
+  body: string;
+  attempts: Attempt[];
+  firstCopies: number;
+  answer?: Attempt;
+  gaveUp: boolean;
+  accountId?: string;
+  amount?: string;
+};
 
 /** 409 (in progress) and 5xx are not answers: the client retries them with the same key. */
 const isAnswer = (status: number) => status !== 409 && status < 500;
@@ -102,7 +113,14 @@ const violation = (line: string) => violations.push(line);
 async function main(): Promise<number> {
   const started = Date.now();
   const runDir = scratchClusterParent(FAILOVER ? "failover" : "soak");
-  const ha = FAILOVER ? await startHaDatabase({ ports: await freeHaPorts(), runDir: `${runDir}/ha`, synchronous: !ASYNC, onLog: (line) => process.stdout.write(`ha: ${line}\n`) }) : undefined;
+  const ha = FAILOVER
+    ? await startHaDatabase({
+        ports: await freeHaPorts(),
+        runDir: `${runDir}/ha`,
+        synchronous: !ASYNC,
+        onLog: (line) => process.stdout.write(`ha: ${line}\n`),
+      })
+    : undefined;
   const fresh = ha ? { url: ha.url, dispose: ha.stop } : await createFreshDatabase("soak");
   const ports = { haproxy: await freePort(), pooler: await freePort(), psp: await freePort(), instances: [] as number[] };
   for (let i = 0; i < INSTANCES; i++) ports.instances.push(await freePort());
@@ -140,7 +158,11 @@ async function main(): Promise<number> {
     await soak.check(primary, db, tenant.id);
     const haproxy = readHaproxyLog(cluster.haproxyLog);
     const resentPosts = haproxy.filter((r) => r.method === "POST" && r.retries > 0);
-    const summary = soak.summary(resentPosts.length, haproxy.filter((r) => r.retries > 0).length, Math.round((Date.now() - started) / 1000));
+    const summary = soak.summary(
+      resentPosts.length,
+      haproxy.filter((r) => r.retries > 0).length,
+      Math.round((Date.now() - started) / 1000),
+    );
     // What HAProxy's re-sent POSTs ended as; the slow payments are the ones it re-sent while the first copy still ran (response-timeout).
     const byStatus = new Map<string, number>();
     for (const r of resentPosts) byStatus.set(`${r.status} ${r.termination}`, (byStatus.get(`${r.status} ${r.termination}`) ?? 0) + 1);
@@ -252,7 +274,16 @@ class Soak {
   }
 
   private op(kind: Kind, path: string, body: unknown, extra: Partial<Op> = {}): Op {
-    return { kind, key: `soak-${kind}-${randomUUID()}`, path, body: JSON.stringify(body), attempts: [], firstCopies: 1, gaveUp: false, ...extra };
+    return {
+      kind,
+      key: `soak-${kind}-${randomUUID()}`,
+      path,
+      body: JSON.stringify(body),
+      attempts: [],
+      firstCopies: 1,
+      gaveUp: false,
+      ...extra,
+    };
   }
 
   async setUp(): Promise<string[]> {
@@ -265,7 +296,12 @@ class Soak {
       if (open.answer?.status !== 201) throw new Error(`opening an account failed: ${open.answer?.status} ${open.answer?.body}`);
       const id = (JSON.parse(open.answer.body!) as { id: string }).id;
       ids.push(id);
-      const deposit = this.op("deposit", `/api/v1/accounts/${id}/deposits`, { amount: "150.00", currency: "EUR" }, { accountId: id, amount: "150.00" });
+      const deposit = this.op(
+        "deposit",
+        `/api/v1/accounts/${id}/deposits`,
+        { amount: "150.00", currency: "EUR" },
+        { accountId: id, amount: "150.00" },
+      );
       await this.perform(deposit, false);
     }
     return ids;
@@ -292,7 +328,10 @@ class Soak {
     this.kill(holder);
     await this.perform(op, false, sent);
     const line = readHaproxyLog(this.cluster.haproxyLog).find((r) => r.key === op.key);
-    if (!line || line.retries === 0) violation(`probe: HAProxy did not re-send the POST whose instance was killed mid-request (${line ? `${line.status} ${line.termination}` : "not logged"})`);
+    if (!line || line.retries === 0)
+      violation(
+        `probe: HAProxy did not re-send the POST whose instance was killed mid-request (${line ? `${line.status} ${line.termination}` : "not logged"})`,
+      );
     const first = op.attempts[0]!;
     return (
       `probe: POST SIGKILLed mid-request on ${holder.name} -> HAProxy retries=${line?.retries ?? "?"} final server=${line?.server ?? "?"} ` +
@@ -323,7 +362,9 @@ class Soak {
       const [row] = await sql<{ state: string }[]>`select state from idempotency_keys where tenant_id = ${tenantId} and key = ${op.key}`;
       if (row?.state === "in_progress") break;
       if (answered || Date.now() > deadline) {
-        throw new Error(`the abandoned payment was not claimed on ${holder.name} (key: ${row?.state ?? "none"}; ${answered ? `answer: ${answered.status ?? answered.error}` : "no answer in 10 s"})`);
+        throw new Error(
+          `the abandoned payment was not claimed on ${holder.name} (key: ${row?.state ?? "none"}; ${answered ? `answer: ${answered.status ?? answered.error}` : "no answer in 10 s"})`,
+        );
       }
       await sleep(20);
     }
@@ -337,7 +378,15 @@ class Soak {
   private nextOp(accountIds: string[]): { op: Op; mayGiveUp: boolean } {
     const roll = Math.random();
     if (roll < 0.45) {
-      const destination = pick(["acct_soak_shop", "acct_soak_shop", "acct_soak_shop", "acct_soak_cafe", "acct_test_slow", "acct_test_error", "acct_test_decline"]);
+      const destination = pick([
+        "acct_soak_shop",
+        "acct_soak_shop",
+        "acct_soak_shop",
+        "acct_soak_cafe",
+        "acct_test_slow",
+        "acct_test_error",
+        "acct_test_decline",
+      ]);
       const op = this.op("payment", "/api/v1/payments", { amount: cents(1, 99), currency: "EUR", destination });
       // Named so HAProxy's log tells them apart: they outlast its server timeout, so it re-sends them while they run.
       if (destination === "acct_test_slow") op.key = op.key.replace("soak-payment-", "soak-payment-slow-");
@@ -350,17 +399,25 @@ class Soak {
     const accountId = pick(accountIds);
     if (roll < 0.8) {
       const amount = cents(5, 30);
-      return { op: this.op("deposit", `/api/v1/accounts/${accountId}/deposits`, { amount, currency: "EUR" }, { accountId, amount }), mayGiveUp: false };
+      return {
+        op: this.op("deposit", `/api/v1/accounts/${accountId}/deposits`, { amount, currency: "EUR" }, { accountId, amount }),
+        mayGiveUp: false,
+      };
     }
     // Withdrawals outrun deposits: some meet an empty account (a stored 422), none may overdraw it.
     const amount = cents(5, 40);
-    return { op: this.op("withdrawal", `/api/v1/accounts/${accountId}/withdrawals`, { amount, currency: "EUR" }, { accountId, amount }), mayGiveUp: false };
+    return {
+      op: this.op("withdrawal", `/api/v1/accounts/${accountId}/withdrawals`, { amount, currency: "EUR" }, { accountId, amount }),
+      mayGiveUp: false,
+    };
   }
 
   async run(accountIds: string[]): Promise<void> {
     const deadline = Date.now() + BUDGET_MS;
     let issued = 0;
-    const enough = () => (issued >= MIN_OPS && (this.ha ? this.failovers.filter((f) => !f.pgOnly).length >= MIN_FAILOVERS : this.kills >= MIN_KILLS)) || Date.now() > deadline;
+    const enough = () =>
+      (issued >= MIN_OPS && (this.ha ? this.failovers.filter((f) => !f.pgOnly).length >= MIN_FAILOVERS : this.kills >= MIN_KILLS)) ||
+      Date.now() > deadline;
     const client = async () => {
       while (!enough()) {
         issued++;
@@ -369,14 +426,19 @@ class Soak {
       }
     };
     const chaos = this.ha
-      ? this.loseThePrimary(this.ha, accountIds, enough).catch((error: unknown) => void violation(`failover: ${error instanceof Error ? error.message : String(error)}`))
+      ? this.loseThePrimary(this.ha, accountIds, enough).catch(
+          (error: unknown) => void violation(`failover: ${error instanceof Error ? error.message : String(error)}`),
+        )
       : this.killInstances();
     await Promise.all(Array.from({ length: CLIENTS }, client));
     this.stopChaos = true;
     await chaos;
     await Promise.all(this.restarts);
     const goal = this.ha ? `${MIN_FAILOVERS} failovers` : `${MIN_KILLS} kills`;
-    if (Date.now() > deadline) violation(`the soak did not reach ${MIN_OPS} operations and ${goal} within ${BUDGET_MS / 1000} s (${issued} ops, ${this.kills} kills)`);
+    if (Date.now() > deadline)
+      violation(
+        `the soak did not reach ${MIN_OPS} operations and ${goal} within ${BUDGET_MS / 1000} s (${issued} ops, ${this.kills} kills)`,
+      );
   }
 
   /** Instances SIGKILLed at random, every 2–4.5 s, one always left serving. */
@@ -411,15 +473,22 @@ class Soak {
       this.killEpoch++;
       for (const w of this.walkers) if (Math.random() < 0.3) w.abort();
       const answered = await this.firstWrite(accountIds, WRITES_BACK_WITHIN_MS);
-      if (answered === undefined) violation(`no write was answered through the front door within ${WRITES_BACK_WITHIN_MS / 1000} s of ${pgOnly ? `killing ${leader.name}'s PostgreSQL` : `losing ${leader.name}`}`);
+      if (answered === undefined)
+        violation(
+          `no write was answered through the front door within ${WRITES_BACK_WITHIN_MS / 1000} s of ${pgOnly ? `killing ${leader.name}'s PostgreSQL` : `losing ${leader.name}`}`,
+        );
       else failover.toFirstWriteMs = answered - killedAt;
       // Killed alone, PostgreSQL comes back on its node, which leads again with its standby streaming.
       failover.leader = (pgOnly ? await ha.healthy(60_000) : await ha.leader())?.name;
       if (pgOnly) {
-        if (failover.leader !== leader.name) violation(`only ${leader.name}'s PostgreSQL was killed, yet ${failover.leader ?? "no node"} leads afterwards (a failover Patroni should not have made)`);
+        if (failover.leader !== leader.name)
+          violation(
+            `only ${leader.name}'s PostgreSQL was killed, yet ${failover.leader ?? "no node"} leads afterwards (a failover Patroni should not have made)`,
+          );
         continue;
       }
-      if (!failover.leader || failover.leader === leader.name) violation(`${leader.name}'s machine was lost, and ${failover.leader ?? "no node"} leads afterwards`);
+      if (!failover.leader || failover.leader === leader.name)
+        violation(`${leader.name}'s machine was lost, and ${failover.leader ?? "no node"} leads afterwards`);
       // The lost machine comes back, as a standby of the new leader (rewound if it had gone ahead of it).
       await leader.start();
       await ha.healthy(60_000);
@@ -429,7 +498,12 @@ class Soak {
   /** A deposit through the front door, retried every 250 ms with its key until answered: when writes are served again. */
   private async firstWrite(accountIds: string[], within: number): Promise<number | undefined> {
     const accountId = pick(accountIds);
-    const op = this.op("deposit", `/api/v1/accounts/${accountId}/deposits`, { amount: "1.00", currency: "EUR" }, { accountId, amount: "1.00" });
+    const op = this.op(
+      "deposit",
+      `/api/v1/accounts/${accountId}/deposits`,
+      { amount: "1.00", currency: "EUR" },
+      { accountId, amount: "1.00" },
+    );
     this.ops.push(op);
     const deadline = Date.now() + within;
     while (Date.now() < deadline) {
@@ -469,7 +543,9 @@ class Soak {
         await sleep(between(300, 2500));
         await instance.restart();
         this.down.delete(instance);
-      })().catch((error: unknown) => void violation(`${instance.name} did not restart: ${error instanceof Error ? error.message : String(error)}`)),
+      })().catch(
+        (error: unknown) => void violation(`${instance.name} did not restart: ${error instanceof Error ? error.message : String(error)}`),
+      ),
     );
   }
 
@@ -477,7 +553,9 @@ class Soak {
   async settle(sql: postgres.Sql, tenantId: string): Promise<void> {
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys where tenant_id = ${tenantId} and state = 'in_progress'`;
+      const [row] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from idempotency_keys where tenant_id = ${tenantId} and state = 'in_progress'`;
       if (row!.n === 0) break;
       if (Date.now() > deadline) {
         violation(`${row!.n} key(s) still in progress 120 s after the traffic stopped`);
@@ -485,9 +563,12 @@ class Soak {
       }
       await sleep(500);
     }
-    const completer = await sql<{ key: string }[]>`select key from idempotency_keys where tenant_id = ${tenantId} and completed_by = 'completer'`;
+    const completer = await sql<
+      { key: string }[]
+    >`select key from idempotency_keys where tenant_id = ${tenantId} and completed_by = 'completer'`;
     const byCompleter = new Set(completer.map((r) => r.key));
-    if (this.abandoned && !byCompleter.has(this.abandoned.key)) violation(`payment ${this.abandoned.key}: abandoned after a crash, and no completer finished it`);
+    if (this.abandoned && !byCompleter.has(this.abandoned.key))
+      violation(`payment ${this.abandoned.key}: abandoned after a crash, and no completer finished it`);
     for (const op of this.ops.filter((o) => o.gaveUp)) {
       if (byCompleter.has(op.key)) this.completedByCompleter++;
       // The client that gave up comes back later: it must get the stored answer (or, if its attempt never reached an instance, run it now, once).
@@ -500,8 +581,10 @@ class Soak {
 
   async check(sql: postgres.Sql, db: ReturnType<typeof drizzle<typeof schema>>, tenantId: string): Promise<void> {
     const keys = new Map(
-      (await sql<{ key: string; state: string; response_status: number | null; response_body: string | null }[]>`
-        select key, state, response_status, response_body from idempotency_keys where tenant_id = ${tenantId}`).map((k) => [k.key, k]),
+      (
+        await sql<{ key: string; state: string; response_status: number | null; response_body: string | null }[]>`
+        select key, state, response_status, response_body from idempotency_keys where tenant_id = ${tenantId}`
+      ).map((k) => [k.key, k]),
     );
     for (const op of this.ops) {
       const answers = op.attempts.filter((a) => a.status !== undefined && isAnswer(a.status));
@@ -511,13 +594,16 @@ class Soak {
       }
       const first = answers[0]!;
       for (const a of answers.slice(1)) {
-        if (a.status !== first.status || a.body !== first.body) violation(`${op.kind} ${op.key}: answers differ: ${first.status} ${first.body} vs ${a.status} ${a.body}`);
+        if (a.status !== first.status || a.body !== first.body)
+          violation(`${op.kind} ${op.key}: answers differ: ${first.status} ${first.body} vs ${a.status} ${a.body}`);
       }
       const stored = keys.get(op.key);
       if (!stored || stored.response_status !== first.status || stored.response_body !== first.body) this.acknowledgedLost++;
       if (!stored) violation(`${op.kind} ${op.key}: answered ${first.status} but no key is stored`);
       else if (stored.response_status !== first.status || stored.response_body !== first.body) {
-        violation(`${op.kind} ${op.key}: the stored answer (${stored.response_status} ${stored.response_body}) differs from the client's (${first.status} ${first.body})`);
+        violation(
+          `${op.kind} ${op.key}: the stored answer (${stored.response_status} ${stored.response_body}) differs from the client's (${first.status} ${first.body})`,
+        );
       }
     }
     for (const k of keys.values()) if (k.state === "in_progress") violation(`key ${k.key} left in progress`);
@@ -540,10 +626,12 @@ class Soak {
     const paymentIds = new Set(pays.map((p) => p.id));
     for (const p of pays) {
       const n = chargesOf.get(p.id) ?? 0;
-      if ((p.status === "succeeded" || p.status === "requires_capture") && n !== 1) violation(`payment ${p.id} (${p.status}): ${n} provider charges`);
+      if ((p.status === "succeeded" || p.status === "requires_capture") && n !== 1)
+        violation(`payment ${p.id} (${p.status}): ${n} provider charges`);
       if (n > 1) violation(`payment ${p.id}: charged ${n} times`);
     }
-    for (const [reference, n] of chargesOf) if (!paymentIds.has(reference)) violation(`${n} provider charge(s) with reference ${reference || "(none)"} belong to no payment`);
+    for (const [reference, n] of chargesOf)
+      if (!paymentIds.has(reference)) violation(`${n} provider charge(s) with reference ${reference || "(none)"} belong to no payment`);
     this.charges = listed.charges.length;
     this.successfulPayments = pays.filter((p) => p.status === "succeeded").length;
 
@@ -554,15 +642,19 @@ class Soak {
       const minor = Math.round(Number(op.amount) * 100) * (op.kind === "withdrawal" ? -1 : 1);
       expected.set(op.accountId, (expected.get(op.accountId) ?? 0) + minor);
     }
-    const balances = await sql<{ id: string; balance: string }[]>`select id, balance_minor::text as balance from accounts where tenant_id = ${tenantId}`;
+    const balances = await sql<
+      { id: string; balance: string }[]
+    >`select id, balance_minor::text as balance from accounts where tenant_id = ${tenantId}`;
     for (const b of balances) {
       const balance = Number(b.balance);
       if (balance < 0) violation(`account ${b.id}: negative balance ${balance}`);
-      if (balance !== (expected.get(b.id) ?? 0)) violation(`account ${b.id}: balance ${balance} but the answered deposits and withdrawals make ${expected.get(b.id) ?? 0}`);
+      if (balance !== (expected.get(b.id) ?? 0))
+        violation(`account ${b.id}: balance ${balance} but the answered deposits and withdrawals make ${expected.get(b.id) ?? 0}`);
     }
 
     const differences = await reconcile(db, listed.charges, { tenantId, pendingGraceMs: 0 });
-    for (const d of differences) violation(`reconcile: ${d.kind} ${[d.paymentId, d.chargeId, d.transactionId].filter(Boolean).join(" ")}: ${d.detail}`);
+    for (const d of differences)
+      violation(`reconcile: ${d.kind} ${[d.paymentId, d.chargeId, d.transactionId].filter(Boolean).join(" ")}: ${d.detail}`);
   }
 
   charges = 0;

@@ -12,7 +12,10 @@ import { isProblemSlug, problemPage, PROBLEMS, problemType, type ProblemSlug } f
 import { EXAMPLES } from "../../server/rest/examples";
 
 type Operation = { operationId: string; security?: unknown; requestBody?: { required: boolean }; responses: Record<string, unknown> };
-const operations = () => Object.entries(openApiDocument().paths).flatMap(([path, methods]) => Object.entries(methods as Record<string, Operation>).map(([method, op]) => ({ path, method, op })));
+const operations = () =>
+  Object.entries(openApiDocument().paths).flatMap(([path, methods]) =>
+    Object.entries(methods as Record<string, Operation>).map(([method, op]) => ({ path, method, op })),
+  );
 
 describe("the OpenAPI document", () => {
   it("has an example for every operation, accepted by the procedure's input and output schemas", async () => {
@@ -31,7 +34,8 @@ describe("the OpenAPI document", () => {
     for (const { path, op } of operations()) if (path.includes("{id}")) expect(op.responses, path).toHaveProperty("404");
     const webhook = operations().find((o) => o.op.operationId === "webhooks_psp")!.op;
     expect(webhook.security).toEqual([{ pspSignature: [] }]);
-    for (const id of ["payments_capture", "payments_void"]) expect(operations().find((o) => o.op.operationId === id)!.op.requestBody!.required).toBe(false);
+    for (const id of ["payments_capture", "payments_void"])
+      expect(operations().find((o) => o.op.operationId === id)!.op.requestBody!.required).toBe(false);
   });
 
   it("lists every problem type the middleware raises", () => {
@@ -48,6 +52,7 @@ describe("the OpenAPI document", () => {
 
   it("is linked from docs/API.md, one page per problem type", () => {
     const guide = readFileSync("docs/API.md", "utf8");
-    for (const slug of Object.keys(PROBLEMS) as ProblemSlug[]) expect(guide, slug).toContain(`[\`${problemType(slug)}\`](${problemPage(slug)})`);
+    for (const slug of Object.keys(PROBLEMS) as ProblemSlug[])
+      expect(guide, slug).toContain(`[\`${problemType(slug)}\`](${problemPage(slug)})`);
   });
 });

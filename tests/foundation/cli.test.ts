@@ -14,7 +14,9 @@ import { freePort } from "../support/database";
 const run = promisify(execFile);
 
 function tenantCli(name: string, env: Record<string, string>) {
-  return run(process.execPath, ["--import", "tsx", "scripts/tenant.ts", "create", name], { env: { ...process.env, LOG_LEVEL: "silent", ...env } });
+  return run(process.execPath, ["--import", "tsx", "scripts/tenant.ts", "create", name], {
+    env: { ...process.env, LOG_LEVEL: "silent", ...env },
+  });
 }
 
 const products = (token: string) => handleRest(new Request("http://t/api/v1/products", { headers: { authorization: `Bearer ${token}` } }));
@@ -49,13 +51,17 @@ describe("npm run tenant -- create <name>", () => {
     for (const name of ["DATABASE_URL", "DATABASE_POOLED", "MIGRATE_ON_START"]) delete childEnv[name];
     try {
       // Nothing runs yet: the CLI starts the cluster, creates the tenant, and stops it again.
-      const first = await run(process.execPath, ["--import", "tsx", "scripts/tenant.ts", "create", "Embedded"], { env: { ...childEnv, LOG_LEVEL: "silent" } });
+      const first = await run(process.execPath, ["--import", "tsx", "scripts/tenant.ts", "create", "Embedded"], {
+        env: { ...childEnv, LOG_LEVEL: "silent" },
+      });
       expect(first.stdout.trimEnd().split("\n").at(-1)).toMatch(/^eo_/);
       expect(existsSync(path.join(env.EMBEDDED_PG_DIR, "postmaster.pid"))).toBe(false);
       // Now this process runs the cluster (as the server would): the CLI must leave it running.
       const pg = await startEmbeddedPostgres({ dir: env.EMBEDDED_PG_DIR, port: Number(env.EMBEDDED_PG_PORT) });
       await runMigrations(pg.url);
-      const second = await run(process.execPath, ["--import", "tsx", "scripts/tenant.ts", "create", "Embedded 2"], { env: { ...childEnv, LOG_LEVEL: "silent" } });
+      const second = await run(process.execPath, ["--import", "tsx", "scripts/tenant.ts", "create", "Embedded 2"], {
+        env: { ...childEnv, LOG_LEVEL: "silent" },
+      });
       expect(second.stdout.trimEnd().split("\n").at(-1)).toMatch(/^eo_/);
       const client = postgres(pg.url, { max: 1 });
       const rows = await client`select name from tenants order by created_at`;

@@ -9,7 +9,18 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
-const SOURCE_DIRS = ["app", "server", "db", "scripts", "tests", "e2e", "bench", "packages/trpc/src", "packages/exactly-once-check/src", "examples"];
+const SOURCE_DIRS = [
+  "app",
+  "server",
+  "db",
+  "scripts",
+  "tests",
+  "e2e",
+  "bench",
+  "packages/trpc/src",
+  "packages/exactly-once-check/src",
+  "examples",
+];
 const SKIP = new Set(["node_modules", ".next", "dist"]);
 
 function sources(dir: string): string[] {
@@ -24,7 +35,8 @@ function sources(dir: string): string[] {
 /** Comment lines only (a `//` comment, or a line of a block comment): paths in code are checked by the compiler or by running. */
 const commentLines = (text: string) => text.split("\n").filter((line) => /^\s*(\/\/|\/\*|\*)/.test(line));
 
-const CITED = /(?<![\w./@-])((?:app|server|db|scripts|tests|e2e|bench|docs|ops|packages|examples|patches)\/[\w.[\]-]+(?:\/[\w.[\]-]+)*\.(?:ts|tsx|md|yml|json|sh|sql|patch))(?![\w/])/g;
+const CITED =
+  /(?<![\w./@-])((?:app|server|db|scripts|tests|e2e|bench|docs|ops|packages|examples|patches)\/[\w.[\]-]+(?:\/[\w.[\]-]+)*\.(?:ts|tsx|md|yml|json|sh|sql|patch))(?![\w/])/g;
 
 describe("paths cited in comments", () => {
   it("name files that exist", () => {

@@ -38,7 +38,7 @@ describe("jsonShape", () => {
   });
 
   it("allows 64 levels and refuses the 65th, counting arrays and objects alike", () => {
-    const levels = (n: number) => `${'{"a":['.repeat(n / 2)}1${']}'.repeat(n / 2)}`;
+    const levels = (n: number) => `${'{"a":['.repeat(n / 2)}1${"]}".repeat(n / 2)}`;
     expect(jsonShape(levels(MAX_JSON_DEPTH)).tooDeep).toBe(false);
     expect(jsonShape(levels(MAX_JSON_DEPTH + 2)).tooDeep).toBe(true);
     // Brackets inside strings are text, not nesting.
@@ -46,13 +46,16 @@ describe("jsonShape", () => {
   });
 
   it("ends on text that is not JSON (an open string, a dangling escape) without throwing", () => {
-    for (const text of ['{"a', '{"a\\', '{"a":"b', "[".repeat(10), '{"\\uZZZZ":1,"\\uZZZZ":2}']) expect(() => jsonShape(text)).not.toThrow();
+    for (const text of ['{"a', '{"a\\', '{"a":"b', "[".repeat(10), '{"\\uZZZZ":1,"\\uZZZZ":2}'])
+      expect(() => jsonShape(text)).not.toThrow();
   });
 });
 
 describe("a 64 KiB body of nested arrays", () => {
   it("is a 400 at REST before authentication, naming the rule", async () => {
-    const res = await handleRest(new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body: DEEP }));
+    const res = await handleRest(
+      new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body: DEEP }),
+    );
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ type: "/problems/json-too-deep", errors: [{ field: "(body)" }] });
   });
@@ -68,7 +71,9 @@ describe("a 64 KiB body of nested arrays", () => {
 
   it("is a 400 as bytes that are not UTF-8 too, without walking it", async () => {
     const body = Buffer.concat([Buffer.from(DEEP.slice(0, -4)), Buffer.from([0xff]), Buffer.from("]]]")]);
-    const res = await handleRest(new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body }));
+    const res = await handleRest(
+      new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body }),
+    );
     expect(res.status).toBe(400);
     expect(((await res.json()) as { type: string }).type).toBe("/problems/invalid-utf8");
   });
@@ -84,27 +89,39 @@ describe("a 64 KiB body of nested arrays", () => {
   });
 
   it("is a 400 at the admin sign-in, with no credential", async () => {
-    const res = await adminSessionRoutes.signIn(new Request("http://app.test/admin/session", { method: "POST", headers: { ...json, host: "app.test", origin: "http://app.test" }, body: DEEP }));
+    const res = await adminSessionRoutes.signIn(
+      new Request("http://app.test/admin/session", {
+        method: "POST",
+        headers: { ...json, host: "app.test", origin: "http://app.test" },
+        body: DEEP,
+      }),
+    );
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("json-too-deep");
   });
 
-  it("costs milliseconds: ten of them in a row leave the health check answering, and a payment still goes through", { timeout: 20_000 }, async () => {
-    const deepOnes = Array.from({ length: 10 }, () =>
-      handleRest(new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body: DEEP })),
-    );
-    // Asked while all ten are being read and checked on this one thread.
-    const askedAt = performance.now();
-    const healthy = await health();
-    const healthMs = performance.now() - askedAt;
-    const statuses = (await Promise.all(deepOnes)).map((r) => r.status);
-    const allMs = performance.now() - askedAt;
-    expect(statuses).toEqual(Array(10).fill(400));
-    expect(healthy.status).toBe(200);
-    // The quadratic scanner took seconds for one such body (and ran out of memory on a server); these bounds are 100x that line.
-    expect(healthMs, "health answered while the deep bodies were read").toBeLessThan(2_000);
-    expect(allMs, "ten deep bodies refused").toBeLessThan(5_000);
-    const paid = await api(await newTenant("deep-after")).post("/v1/payments", PAYMENT, newKey());
-    expect(paid.status, paid.text).toBe(201);
-  });
+  it(
+    "costs milliseconds: ten of them in a row leave the health check answering, and a payment still goes through",
+    { timeout: 20_000 },
+    async () => {
+      const deepOnes = Array.from({ length: 10 }, () =>
+        handleRest(
+          new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body: DEEP }),
+        ),
+      );
+      // Asked while all ten are being read and checked on this one thread.
+      const askedAt = performance.now();
+      const healthy = await health();
+      const healthMs = performance.now() - askedAt;
+      const statuses = (await Promise.all(deepOnes)).map((r) => r.status);
+      const allMs = performance.now() - askedAt;
+      expect(statuses).toEqual(Array(10).fill(400));
+      expect(healthy.status).toBe(200);
+      // The quadratic scanner took seconds for one such body (and ran out of memory on a server); these bounds are 100x that line.
+      expect(healthMs, "health answered while the deep bodies were read").toBeLessThan(2_000);
+      expect(allMs, "ten deep bodies refused").toBeLessThan(5_000);
+      const paid = await api(await newTenant("deep-after")).post("/v1/payments", PAYMENT, newKey());
+      expect(paid.status, paid.text).toBe(201);
+    },
+  );
 });

@@ -12,9 +12,24 @@ const root = path.resolve(import.meta.dirname, "..", "..");
 
 const documents = (): string[] => {
   const inDir = (dir: string, pick: (name: string) => boolean) =>
-    existsSync(path.join(root, dir)) ? readdirSync(path.join(root, dir)).filter(pick).map((name) => path.join(dir, name)) : [];
-  const readmes = (dir: string) => inDir(dir, (name) => statSync(path.join(root, dir, name)).isDirectory()).map((sub) => path.join(sub, "README.md")).filter((f) => existsSync(path.join(root, f)));
-  return ["README.md", ...inDir("docs", (name) => name.endsWith(".md")), ...readmes("packages"), ...readmes("examples"), "bench/README.md", "server/psp/README.md", "patches/README.md"];
+    existsSync(path.join(root, dir))
+      ? readdirSync(path.join(root, dir))
+          .filter(pick)
+          .map((name) => path.join(dir, name))
+      : [];
+  const readmes = (dir: string) =>
+    inDir(dir, (name) => statSync(path.join(root, dir, name)).isDirectory())
+      .map((sub) => path.join(sub, "README.md"))
+      .filter((f) => existsSync(path.join(root, f)));
+  return [
+    "README.md",
+    ...inDir("docs", (name) => name.endsWith(".md")),
+    ...readmes("packages"),
+    ...readmes("examples"),
+    "bench/README.md",
+    "server/psp/README.md",
+    "patches/README.md",
+  ];
 };
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
@@ -26,7 +41,8 @@ const slug = (heading: string) =>
     .replace(/[^\p{L}\p{N} -]/gu, "")
     .replace(/ /g, "-");
 
-const anchorsOf = (markdown: string) => new Set(markdown.split("\n").flatMap((line) => (/^#{1,6} /.test(line) ? [slug(line.replace(/^#+ /, ""))] : [])));
+const anchorsOf = (markdown: string) =>
+  new Set(markdown.split("\n").flatMap((line) => (/^#{1,6} /.test(line) ? [slug(line.replace(/^#+ /, ""))] : [])));
 
 /** Links outside fenced code blocks: `[text](target)`, the target without a title. */
 function links(markdown: string): string[] {
@@ -48,7 +64,8 @@ describe("links in the documents", () => {
           broken.push(`${doc}: ${target} (no such file)`);
           continue;
         }
-        if (fragment && resolved.endsWith(".md") && !anchorsOf(readFileSync(resolved, "utf8")).has(fragment)) broken.push(`${doc}: ${target} (no such heading)`);
+        if (fragment && resolved.endsWith(".md") && !anchorsOf(readFileSync(resolved, "utf8")).has(fragment))
+          broken.push(`${doc}: ${target} (no such heading)`);
       }
     }
     expect(broken).toEqual([]);

@@ -152,36 +152,44 @@ describe("postgres-js: a connection that closes under a transaction or a reserva
 
 const installed = pgBouncerBinary() !== undefined;
 
-describe.skipIf(!installed)(`postgres-js through PgBouncer in transaction mode${installed ? "" : " (skipped: /usr/sbin/pgbouncer is not installed)"}`, () => {
-  let bouncer: RunningPgBouncer;
-  let scratch: string;
+describe.skipIf(!installed)(
+  `postgres-js through PgBouncer in transaction mode${installed ? "" : " (skipped: /usr/sbin/pgbouncer is not installed)"}`,
+  () => {
+    let bouncer: RunningPgBouncer;
+    let scratch: string;
 
-  beforeAll(async () => {
-    scratch = scratchClusterParent("pgbouncer");
-    bouncer = await startPgBouncer({ upstreamUrl: inject("directDatabaseUrl"), port: await freePort(), runDir: path.join(scratch, "run"), poolSize: 2 });
-  });
+    beforeAll(async () => {
+      scratch = scratchClusterParent("pgbouncer");
+      bouncer = await startPgBouncer({
+        upstreamUrl: inject("directDatabaseUrl"),
+        port: await freePort(),
+        runDir: path.join(scratch, "run"),
+        poolSize: 2,
+      });
+    });
 
-  afterAll(async () => {
-    await bouncer?.stop();
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
-  });
+    afterAll(async () => {
+      await bouncer?.stop();
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+    });
 
-  it("gives every statement pipelined on a connection its own answer (a parameterised one is described only once the connection is free)", async () => {
-    // Two connections for four statements at a time: the pool pipelines them.
-    const sql = postgres(bouncer.url, { max: 2, prepare: false, onnotice: () => {} });
-    try {
-      for (let round = 0; round < 50; round++) {
-        const text = `r${round}`;
-        const answers = await Promise.all([
-          outcome(sql`select ${round}::int as v`.execute()),
-          outcome(sql`select 'fixed' as v`.execute()),
-          outcome(sql`select ${text}::text || '!' as v`.execute()),
-          outcome(sql`select ${round}::int * 2 as v, pg_sleep(0.001)::text as s`.execute()),
-        ]);
-        expect(answers, `round ${round}`).toEqual([[{ v: round }], [{ v: "fixed" }], [{ v: `${text}!` }], [{ v: round * 2, s: "" }]]);
+    it("gives every statement pipelined on a connection its own answer (a parameterised one is described only once the connection is free)", async () => {
+      // Two connections for four statements at a time: the pool pipelines them.
+      const sql = postgres(bouncer.url, { max: 2, prepare: false, onnotice: () => {} });
+      try {
+        for (let round = 0; round < 50; round++) {
+          const text = `r${round}`;
+          const answers = await Promise.all([
+            outcome(sql`select ${round}::int as v`.execute()),
+            outcome(sql`select 'fixed' as v`.execute()),
+            outcome(sql`select ${text}::text || '!' as v`.execute()),
+            outcome(sql`select ${round}::int * 2 as v, pg_sleep(0.001)::text as s`.execute()),
+          ]);
+          expect(answers, `round ${round}`).toEqual([[{ v: round }], [{ v: "fixed" }], [{ v: `${text}!` }], [{ v: round * 2, s: "" }]]);
+        }
+      } finally {
+        await sql.end({ timeout: 1 });
       }
-    } finally {
-      await sql.end({ timeout: 1 });
-    }
-  });
-});
+    });
+  },
+);

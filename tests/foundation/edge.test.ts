@@ -35,7 +35,17 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 function raw(headerLines: string[], localAddress = "127.0.0.1"): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ port, host: "127.0.0.1", localAddress }, () => {
-      socket.end([`POST /api/v1/payments HTTP/1.1`, `Host: 127.0.0.1:${port}`, "Connection: close", "Content-Length: 2", ...headerLines, "", "{}"].join("\r\n"));
+      socket.end(
+        [
+          `POST /api/v1/payments HTTP/1.1`,
+          `Host: 127.0.0.1:${port}`,
+          "Connection: close",
+          "Content-Length: 2",
+          ...headerLines,
+          "",
+          "{}",
+        ].join("\r\n"),
+      );
     });
     let text = "";
     socket.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
@@ -54,7 +64,10 @@ describe("the edge: one Idempotency-Key field", () => {
     reached.length = 0;
     const answer = await raw(lines);
     expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body)).toMatchObject({ type: "/problems/idempotency-key-invalid", detail: expect.stringContaining("more than one Idempotency-Key field") });
+    expect(JSON.parse(answer.body)).toMatchObject({
+      type: "/problems/idempotency-key-invalid",
+      detail: expect.stringContaining("more than one Idempotency-Key field"),
+    });
     expect(reached).toEqual([]);
   });
 
@@ -66,7 +79,11 @@ describe("the edge: one Idempotency-Key field", () => {
 });
 
 describe("the edge: a caller's trace", () => {
-  const TRACE = ["traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate: vendor=secret", "baggage: user=alice"];
+  const TRACE = [
+    "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    "tracestate: vendor=secret",
+    "baggage: user=alice",
+  ];
 
   it("is dropped, all three fields, from a caller TRUST_TRACEPARENT does not name", async () => {
     expect((await raw(["Idempotency-Key: t1", ...TRACE])).status).toBe(200);
@@ -75,6 +92,10 @@ describe("the edge: a caller's trace", () => {
 
   it("reaches the app from the caller it names", async () => {
     expect((await raw(["Idempotency-Key: t2", ...TRACE], TRACING_CALLER)).status).toBe(200);
-    expect(traceFields).toEqual({ traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", tracestate: "vendor=secret", baggage: "user=alice" });
+    expect(traceFields).toEqual({
+      traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      tracestate: "vendor=secret",
+      baggage: "user=alice",
+    });
   });
 });

@@ -14,10 +14,12 @@ import { publicProcedure, router } from "../../server/trpc";
 const SECRET_PARAM = "param-that-must-not-leak";
 
 const brokenRouter = router({
-  broken: publicProcedure.meta({ rest: { method: "GET", path: "/broken", summary: "fails in PostgreSQL", tags: ["test"] } }).query(async ({ ctx }) => {
-    await ctx.db.execute(sql`select 1 / 0 where ${SECRET_PARAM} = ${SECRET_PARAM}`);
-    return "unreachable";
-  }),
+  broken: publicProcedure
+    .meta({ rest: { method: "GET", path: "/broken", summary: "fails in PostgreSQL", tags: ["test"] } })
+    .query(async ({ ctx }) => {
+      await ctx.db.execute(sql`select 1 / 0 where ${SECRET_PARAM} = ${SECRET_PARAM}`);
+      return "unreachable";
+    }),
 });
 
 const LEAKS = [/select/i, /division/i, new RegExp(SECRET_PARAM), /stack/i, /at .*\.ts/, /postgres/i, /Failed query/i];
@@ -46,11 +48,18 @@ describe("an internal error", () => {
 
   it("over tRPC: the same, in the error shape, without message, stack or cause", async () => {
     const logged = vi.spyOn(logger, "error");
-    const res = await fetchRequestHandler({ endpoint: "/api/trpc", req: new Request("http://test/api/trpc/broken"), router: brokenRouter, createContext: ({ req }) => createContextInner({ headers: req.headers }) });
+    const res = await fetchRequestHandler({
+      endpoint: "/api/trpc",
+      req: new Request("http://test/api/trpc/broken"),
+      router: brokenRouter,
+      createContext: ({ req }) => createContextInner({ headers: req.headers }),
+    });
     const text = await res.text();
     expect(res.status).toBe(500);
     expectNothingInternal(text);
-    const { error } = JSON.parse(text) as { error: { message: string; data: Record<string, unknown> & { problem: { requestId: string } } } };
+    const { error } = JSON.parse(text) as {
+      error: { message: string; data: Record<string, unknown> & { problem: { requestId: string } } };
+    };
     expect(error.message).toBe("internal error");
     expect(error.data).not.toHaveProperty("stack");
     expect(logged.mock.calls.some(([fields]) => (fields as { requestId?: string }).requestId === error.data.problem.requestId)).toBe(true);

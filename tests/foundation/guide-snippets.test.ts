@@ -18,7 +18,10 @@ const GUIDE = path.join(root, "packages", "trpc", "README.md");
 
 /** The guide's TypeScript blocks, each with the file name it is written to. */
 export function snippets(markdown: string): { file: string; code: string }[] {
-  return [...markdown.matchAll(/^```ts(?: title=(\S+))?\n([\s\S]*?)^```$/gm)].map((m, i) => ({ file: m[1] ?? `snippet-${i + 1}.ts`, code: m[2]! }));
+  return [...markdown.matchAll(/^```ts(?: title=(\S+))?\n([\s\S]*?)^```$/gm)].map((m, i) => ({
+    file: m[1] ?? `snippet-${i + 1}.ts`,
+    code: m[2]!,
+  }));
 }
 
 describe("the package guide's snippets", () => {
@@ -30,7 +33,16 @@ describe("the package guide's snippets", () => {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
-    const compilerOptions = { strict: true, noEmit: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2022", "dom", "dom.iterable"], types: ["node"], skipLibCheck: true };
+    const compilerOptions = {
+      strict: true,
+      noEmit: true,
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      target: "es2022",
+      lib: ["es2022", "dom", "dom.iterable"],
+      types: ["node"],
+      skipLibCheck: true,
+    };
     writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["*.ts"] }));
     for (const { file, code } of blocks) writeFileSync(path.join(dir, file), code);
     const tsc = spawnSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", dir], { encoding: "utf8" });

@@ -30,7 +30,9 @@ async function emptyDatabase(label: string): Promise<string> {
 
 /** A CLI as its own process; resolves with its exit code and standard error. */
 function cli(script: string, args: string[], env: Record<string, string>) {
-  return run(process.execPath, ["--import", "tsx", script, ...args], { env: { ...process.env, LOG_LEVEL: "silent", DATABASE_POOLED: "false", MIGRATE_ON_START: "true", ...env } }).then(
+  return run(process.execPath, ["--import", "tsx", script, ...args], {
+    env: { ...process.env, LOG_LEVEL: "silent", DATABASE_POOLED: "false", MIGRATE_ON_START: "true", ...env },
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );
@@ -48,11 +50,21 @@ describe("migrations", () => {
       await Promise.all([runMigrations(target.toString()), runMigrations(target.toString()), runMigrations(target.toString())]);
       await runMigrations(target.toString());
       const db = postgres(target.toString(), { max: 1 });
-      const tables = await db<{ table_name: string }[]>`select table_name from information_schema.tables where table_schema = 'public' order by 1`;
+      const tables = await db<
+        { table_name: string }[]
+      >`select table_name from information_schema.tables where table_schema = 'public' order by 1`;
       const applied = await db`select count(*)::int as n from drizzle.__drizzle_migrations`;
       await db.end();
       expect(tables.map((t) => t.table_name)).toEqual(
-        expect.arrayContaining(["api_tokens", "idempotency_keys", "idempotency_events", "ledger_entries", "payments", "products", "tenants"]),
+        expect.arrayContaining([
+          "api_tokens",
+          "idempotency_keys",
+          "idempotency_events",
+          "ledger_entries",
+          "payments",
+          "products",
+          "tenants",
+        ]),
       );
       const journal = (await import("../../db/migrations/meta/_journal.json", { with: { type: "json" } })).default;
       expect(applied[0]!.n).toBe(journal.entries.length);
@@ -95,7 +107,8 @@ describe("a start that does not migrate (MIGRATE_ON_START=false)", () => {
     await check`alter table idempotency_keys drop column trace_id`;
     await check`delete from exactly_once_migrations where name = '0001_trace_id.sql'`;
     await refusedUntilMigrated(url, check);
-    const [column] = await check`select 1 from information_schema.columns where table_name = 'idempotency_keys' and column_name = 'trace_id'`;
+    const [column] =
+      await check`select 1 from information_schema.columns where table_name = 'idempotency_keys' and column_name = 'trace_id'`;
     expect(column).toBeDefined();
   });
 
@@ -103,7 +116,11 @@ describe("a start that does not migrate (MIGRATE_ON_START=false)", () => {
     const url = await emptyDatabase("pooled");
     const pooled = await cli("scripts/migrate.ts", [], { DATABASE_URL: url, DATABASE_POOLED: "true", MIGRATE_ON_START: "false" });
     expect(pooled.code).toBe(1);
-    expect(pooled.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^Migrations hold a session lock, which a transaction pooler cannot keep: run npm run db:migrate with DATABASE_URL set to PostgreSQL itself/)]);
+    expect(pooled.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^Migrations hold a session lock, which a transaction pooler cannot keep: run npm run db:migrate with DATABASE_URL set to PostgreSQL itself/,
+      ),
+    ]);
     const defaults = await cli("scripts/migrate.ts", [], { DATABASE_URL: url, DATABASE_POOLED: "true" });
     expect(defaults.code).toBe(1);
     expect(defaults.stderr).toContain("Invalid environment: MIGRATE_ON_START: must be false when DATABASE_POOLED=true");

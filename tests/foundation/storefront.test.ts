@@ -14,9 +14,16 @@ import { newKey, newTenant } from "../support/api";
 const pay = async (key: string) => {
   const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
   const body = JSON.stringify({ items: [{ sku: product!.sku, quantity: 1 }], destination: "acct_test_storefront" });
-  return POST(new Request("http://127.0.0.1/api/trpc/checkout.pay", { method: "POST", headers: { "content-type": "application/json", "idempotency-key": key }, body }));
+  return POST(
+    new Request("http://127.0.0.1/api/trpc/checkout.pay", {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body,
+    }),
+  );
 };
-const paymentsUnder = (key: string) => database().sql<{ tenant_id: string }[]>`select tenant_id from payments where idempotency_key = ${key}`;
+const paymentsUnder = (key: string) =>
+  database().sql<{ tenant_id: string }[]>`select tenant_id from payments where idempotency_key = ${key}`;
 
 afterEach(() => {
   env.DEMO_MODE = false;
@@ -52,7 +59,9 @@ describe("the storefront with demo mode off", () => {
   it("quotes a cart as the order then charges it, formatted on the server (the page computes no money)", async () => {
     const tenant = await newTenant("storefront-quote");
     env.STOREFRONT_TENANT_ID = tenant.id;
-    const [cheap, dear] = await database().sql<{ sku: string; price_minor: number }[]>`select sku, price_minor::int from products order by price_minor, sku limit 2`;
+    const [cheap, dear] = await database().sql<
+      { sku: string; price_minor: number }[]
+    >`select sku, price_minor::int from products order by price_minor, sku limit 2`;
     const items = [
       { sku: cheap!.sku, quantity: 3 },
       { sku: dear!.sku, quantity: 7 },

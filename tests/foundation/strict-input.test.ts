@@ -40,7 +40,12 @@ async function postRaw(tenant: Tenant, path: string, body: BodyInit, headers: Re
   const res = await handleRest(
     new Request(`http://test/api${path}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${tenant.token}`, "content-type": "application/json", "idempotency-key": newKey("strict"), ...headers },
+      headers: {
+        authorization: `Bearer ${tenant.token}`,
+        "content-type": "application/json",
+        "idempotency-key": newKey("strict"),
+        ...headers,
+      },
       body,
       duplex: "half",
     } as RequestInit),
@@ -71,21 +76,74 @@ describe("REST: each malformed class is a 4xx naming the problem, and writes not
     ["a misspelt field (captur)", (t) => postRaw(t, "/v1/payments", paymentJson(',"captur":false')), 400, "/problems/validation", "captur"],
     ["a duplicate key", (t) => postRaw(t, "/v1/payments", paymentJson(',"amount":"1.00"')), 400, "/problems/duplicate-key", "amount"],
     ["a NUL in a path parameter", (t) => postRaw(t, "/v1/payments/pay%00x/capture", "{}"), 400, "/problems/validation", "id"],
-    ["a NUL in a known text field", (t) => postRaw(t, "/v1/coupons", `{"code":"A\\u0000B","percentOff":10}`), 400, "/problems/validation", "code"],
-    ["a lone surrogate", (t) => postRaw(t, "/v1/orders", `{"items":[{"sku":"\\ud800","quantity":1}]}`), 400, "/problems/validation", "items.0.sku"],
+    [
+      "a NUL in a known text field",
+      (t) => postRaw(t, "/v1/coupons", `{"code":"A\\u0000B","percentOff":10}`),
+      400,
+      "/problems/validation",
+      "code",
+    ],
+    [
+      "a lone surrogate",
+      (t) => postRaw(t, "/v1/orders", `{"items":[{"sku":"\\ud800","quantity":1}]}`),
+      400,
+      "/problems/validation",
+      "items.0.sku",
+    ],
     [
       "bytes that are not UTF-8",
-      (t) => postRaw(t, "/v1/payments", Buffer.concat([Buffer.from('{"amount":"25.00","currency":"EUR","destination":"acct_'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])),
+      (t) =>
+        postRaw(
+          t,
+          "/v1/payments",
+          Buffer.concat([
+            Buffer.from('{"amount":"25.00","currency":"EUR","destination":"acct_'),
+            Buffer.from([0xff, 0xfe]),
+            Buffer.from('"}'),
+          ]),
+        ),
       400,
       "/problems/invalid-utf8",
       "destination",
     ],
-    ["a currency ISO 4217 does not have (ZZZ)", (t) => postRaw(t, "/v1/payments", JSON.stringify({ ...PAYMENT, currency: "ZZZ" })), 400, "/problems/validation", "currency"],
-    ["a form instead of JSON", (t) => postRaw(t, "/v1/payments", "amount=25.00&currency=EUR", { "content-type": "application/x-www-form-urlencoded" }), 415, "/problems/unsupported-media-type"],
-    ["no Content-Type", (t) => postRaw(t, "/v1/payments", new Blob([paymentJson()]), { "content-type": "" }), 415, "/problems/unsupported-media-type"],
-    ["a body over 64 KiB", (t) => postRaw(t, "/v1/payments", paymentJson(`,"pad":"${"x".repeat(MAX_BODY_BYTES)}"`)), 413, "/problems/body-too-large"],
-    ["a streamed body over 64 KiB with no Content-Length", (t) => postRaw(t, "/v1/payments", streamOf(MAX_BODY_BYTES + 1)), 413, "/problems/body-too-large"],
-    ["a body field the path already gives (id)", (t) => postRaw(t, "/v1/payments/pay_x/capture", '{"id":"pay_y"}'), 400, "/problems/validation", "id"],
+    [
+      "a currency ISO 4217 does not have (ZZZ)",
+      (t) => postRaw(t, "/v1/payments", JSON.stringify({ ...PAYMENT, currency: "ZZZ" })),
+      400,
+      "/problems/validation",
+      "currency",
+    ],
+    [
+      "a form instead of JSON",
+      (t) => postRaw(t, "/v1/payments", "amount=25.00&currency=EUR", { "content-type": "application/x-www-form-urlencoded" }),
+      415,
+      "/problems/unsupported-media-type",
+    ],
+    [
+      "no Content-Type",
+      (t) => postRaw(t, "/v1/payments", new Blob([paymentJson()]), { "content-type": "" }),
+      415,
+      "/problems/unsupported-media-type",
+    ],
+    [
+      "a body over 64 KiB",
+      (t) => postRaw(t, "/v1/payments", paymentJson(`,"pad":"${"x".repeat(MAX_BODY_BYTES)}"`)),
+      413,
+      "/problems/body-too-large",
+    ],
+    [
+      "a streamed body over 64 KiB with no Content-Length",
+      (t) => postRaw(t, "/v1/payments", streamOf(MAX_BODY_BYTES + 1)),
+      413,
+      "/problems/body-too-large",
+    ],
+    [
+      "a body field the path already gives (id)",
+      (t) => postRaw(t, "/v1/payments/pay_x/capture", '{"id":"pay_y"}'),
+      400,
+      "/problems/validation",
+      "id",
+    ],
     ["an account in an unknown currency", (t) => postRaw(t, "/v1/accounts", '{"currency":"ZZZ"}'), 400, "/problems/validation", "currency"],
   ];
 
@@ -102,7 +160,13 @@ describe("REST: each malformed class is a 4xx naming the problem, and writes not
   it("a NUL or a malformed escape in a path or query parameter is a 400, never a 5xx", async () => {
     const tenant = await newTenant("strict-params");
     const client = api(tenant);
-    for (const path of ["/v1/payments/pay%00x", "/v1/orders/%00", "/v1/ledger?idempotencyKey=a%00b", "/v1/payments/%E0%A4%A", "/v1/payments/%FF"]) {
+    for (const path of [
+      "/v1/payments/pay%00x",
+      "/v1/orders/%00",
+      "/v1/ledger?idempotencyKey=a%00b",
+      "/v1/payments/%E0%A4%A",
+      "/v1/payments/%FF",
+    ]) {
       const answer = await client.get(path);
       expect(answer.status, `${path}: ${answer.text}`).toBe(400);
       expectNoInternals(answer.text);
@@ -142,7 +206,11 @@ describe("REST: each malformed class is a 4xx naming the problem, and writes not
 
   it("the webhook tolerates fields it does not know", async () => {
     const answer = await handleRest(
-      new Request("http://test/api/v1/webhooks/psp", { method: "POST", headers: { "content-type": "application/json" }, body: '{"id":"evt_x","type":"t","data":{},"extra":1}' }),
+      new Request("http://test/api/v1/webhooks/psp", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"id":"evt_x","type":"t","data":{},"extra":1}',
+      }),
     );
     // Unknown fields pass the schema; the signature is what refuses this one.
     expect(answer.status).toBe(401);
@@ -164,15 +232,49 @@ describe("tRPC: the same body reader and schemas", () => {
     env.DEMO_MODE = false;
   });
   const trpc = (path: string, body: BodyInit, headers: Record<string, string> = {}) =>
-    trpcPost(new Request(`http://app.test/api/trpc/${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }));
+    trpcPost(
+      new Request(`http://app.test/api/trpc/${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      }),
+    );
 
   it.each([
     ["a duplicate key", () => trpc("checkout.keyStatus", '{"key":"a","key":"b"}'), 400],
     ["a form post", () => trpc("checkout.pay", "items=x", { "content-type": "application/x-www-form-urlencoded" }), 415],
-    ["a multipart post", () => trpcPost(new Request("http://app.test/api/trpc/checkout.pay", { method: "POST", body: multipart({ items: "x" }) })), 415],
-    ["an admin form post, even from the app's origin", () => trpc("admin.keys.purgeExpired", "tenantId=x", { "content-type": "application/x-www-form-urlencoded", host: "app.test", origin: "http://app.test" }), 403],
-    ["an admin multipart post", () => trpcPost(new Request("http://app.test/api/trpc/admin.keys.purgeExpired", { method: "POST", headers: { host: "app.test", origin: "http://app.test" }, body: multipart({ tenantId: "x" }) })), 403],
-    ["an admin JSON post from another port", () => trpc("admin.keys.purgeExpired", "{}", { host: "app.test", origin: "http://app.test:8080" }), 403],
+    [
+      "a multipart post",
+      () => trpcPost(new Request("http://app.test/api/trpc/checkout.pay", { method: "POST", body: multipart({ items: "x" }) })),
+      415,
+    ],
+    [
+      "an admin form post, even from the app's origin",
+      () =>
+        trpc("admin.keys.purgeExpired", "tenantId=x", {
+          "content-type": "application/x-www-form-urlencoded",
+          host: "app.test",
+          origin: "http://app.test",
+        }),
+      403,
+    ],
+    [
+      "an admin multipart post",
+      () =>
+        trpcPost(
+          new Request("http://app.test/api/trpc/admin.keys.purgeExpired", {
+            method: "POST",
+            headers: { host: "app.test", origin: "http://app.test" },
+            body: multipart({ tenantId: "x" }),
+          }),
+        ),
+      403,
+    ],
+    [
+      "an admin JSON post from another port",
+      () => trpc("admin.keys.purgeExpired", "{}", { host: "app.test", origin: "http://app.test:8080" }),
+      403,
+    ],
     ["a body over 64 KiB", () => trpc("checkout.pay", `{"items":[],"pad":"${"x".repeat(MAX_BODY_BYTES)}"}`), 413],
   ])("%s", async (_label, send, status) => {
     const res = await send();
@@ -181,7 +283,9 @@ describe("tRPC: the same body reader and schemas", () => {
 
   it("an unknown field in a mutation is a 400 naming it; nothing is claimed", async () => {
     const key = newKey("trpc-strict");
-    const res = await trpc("checkout.pay", JSON.stringify({ items: [{ sku: "X", quantity: 1 }], colour: "red" }), { "idempotency-key": key });
+    const res = await trpc("checkout.pay", JSON.stringify({ items: [{ sku: "X", quantity: 1 }], colour: "red" }), {
+      "idempotency-key": key,
+    });
     const body = (await res.json()) as { error: { data: { problem: { errors: { field: string }[] } } } };
     expect(res.status).toBe(400);
     expect(body.error.data.problem.errors.map((e) => e.field)).toContain("colour");

@@ -26,7 +26,10 @@ describe("the request budget", () => {
   it("admits exactly its points out of 20 at once, across two instances' limiters, per tenant", async () => {
     const prefix = `test-${randomUUID()}`;
     // Two instances: two limiters over one table.
-    const [one, two] = [createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0 }, prefix), createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0 }, prefix)];
+    const [one, two] = [
+      createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0 }, prefix),
+      createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0 }, prefix),
+    ];
     const ready = barrier(20);
     const outcomes = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
@@ -35,7 +38,8 @@ describe("the request budget", () => {
       }),
     );
     expect(outcomes.filter((o) => o === "admitted")).toHaveLength(5);
-    for (const refused of outcomes.filter((o) => o !== "admitted")) expect(refused).toEqual({ slug: "too-many-requests", retryAfter: expect.any(Number) });
+    for (const refused of outcomes.filter((o) => o !== "admitted"))
+      expect(refused).toEqual({ slug: "too-many-requests", retryAfter: expect.any(Number) });
     const waits = outcomes.flatMap((o) => (typeof o === "object" && o && "retryAfter" in o ? [o.retryAfter as number] : []));
     expect(Math.min(...waits)).toBeGreaterThanOrEqual(1);
     expect(Math.max(...waits)).toBeLessThanOrEqual(60);

@@ -17,7 +17,20 @@ import { createContextInner } from "../../server/app";
 import { fingerprint } from "@exactly-once/trpc";
 import { acquire, Decision, lockId, type Attempt } from "../../packages/trpc/src/acquire.js";
 import { barrier, trpcError } from "../support/api";
-import { caller, downstreamCalls, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, testRouter, uniqueKey, type TestTenant } from "./fixture";
+import {
+  caller,
+  downstreamCalls,
+  effectsFor,
+  ensureEffectsTable,
+  hooks,
+  keyRow,
+  newTenant,
+  park,
+  post,
+  testRouter,
+  uniqueKey,
+  type TestTenant,
+} from "./fixture";
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -70,14 +83,52 @@ const over = -1_000;
 describe("the decision table, row by row", () => {
   it.each([
     { row: "none", seed: undefined, decision: Decision.Claim, seenFence: 0, recoveryPoint: "started" },
-    { row: "completed, same request", seed: { state: "completed", sameRequest: true, leaseMs: null, expired: false }, decision: Decision.Replay },
-    { row: "failed (final error), same request", seed: { state: "failed", sameRequest: true, leaseMs: null, expired: false }, decision: Decision.Replay },
-    { row: "completed, other request", seed: { state: "completed", sameRequest: false, leaseMs: null, expired: false }, decision: Decision.Mismatch },
-    { row: "in progress, other request", seed: { state: "in_progress", sameRequest: false, leaseMs: live, expired: false }, decision: Decision.Mismatch },
-    { row: "in progress, lease alive", seed: { state: "in_progress", sameRequest: true, leaseMs: live, expired: false }, decision: Decision.Wait },
-    { row: "in progress, lease over", seed: { state: "in_progress", sameRequest: true, leaseMs: over, expired: false }, decision: Decision.Takeover, seenFence: 4, recoveryPoint: "charged" },
-    { row: "released (no lease)", seed: { state: "in_progress", sameRequest: true, leaseMs: null, expired: false }, decision: Decision.Takeover, seenFence: 4, recoveryPoint: "charged" },
-    { row: "expired, any request", seed: { state: "completed", sameRequest: false, leaseMs: null, expired: true }, decision: Decision.Replace, seenFence: 4, recoveryPoint: "started" },
+    {
+      row: "completed, same request",
+      seed: { state: "completed", sameRequest: true, leaseMs: null, expired: false },
+      decision: Decision.Replay,
+    },
+    {
+      row: "failed (final error), same request",
+      seed: { state: "failed", sameRequest: true, leaseMs: null, expired: false },
+      decision: Decision.Replay,
+    },
+    {
+      row: "completed, other request",
+      seed: { state: "completed", sameRequest: false, leaseMs: null, expired: false },
+      decision: Decision.Mismatch,
+    },
+    {
+      row: "in progress, other request",
+      seed: { state: "in_progress", sameRequest: false, leaseMs: live, expired: false },
+      decision: Decision.Mismatch,
+    },
+    {
+      row: "in progress, lease alive",
+      seed: { state: "in_progress", sameRequest: true, leaseMs: live, expired: false },
+      decision: Decision.Wait,
+    },
+    {
+      row: "in progress, lease over",
+      seed: { state: "in_progress", sameRequest: true, leaseMs: over, expired: false },
+      decision: Decision.Takeover,
+      seenFence: 4,
+      recoveryPoint: "charged",
+    },
+    {
+      row: "released (no lease)",
+      seed: { state: "in_progress", sameRequest: true, leaseMs: null, expired: false },
+      decision: Decision.Takeover,
+      seenFence: 4,
+      recoveryPoint: "charged",
+    },
+    {
+      row: "expired, any request",
+      seed: { state: "completed", sameRequest: false, leaseMs: null, expired: true },
+      decision: Decision.Replace,
+      seenFence: 4,
+      recoveryPoint: "started",
+    },
   ] satisfies { row: string; seed: Seed | undefined; decision: Decision; seenFence?: number; recoveryPoint?: string }[])(
     "$row → $decision",
     async (c) => {
@@ -92,14 +143,10 @@ describe("the decision table, row by row", () => {
         return;
       }
       let owned: unknown;
-      const acquired = await acquire(
-        pool(),
-        a,
-        async (_t, o) => {
-          owned = o;
-          return work();
-        },
-      );
+      const acquired = await acquire(pool(), a, async (_t, o) => {
+        owned = o;
+        return work();
+      });
       if (c.decision === Decision.Replay) {
         expect(acquired).toMatchObject({ kind: "replay", row: { responseBody: '{"stored":true}', state: c.seed!.state } });
         return;

@@ -120,7 +120,9 @@ describe("the package's baseline migration", () => {
         if (insert) await pool`insert into orders default values`;
         // Where each unqualified name resolves on this pool, and how many orders the app sees there.
         const schemaOf = (name: string) => pool`(select relnamespace::regnamespace::text from pg_class where oid = to_regclass(${name}))`;
-        const [row] = await pool<{ orders: number; ordersIn: string; keys: string }[]>`select (select count(*)::int from orders) as orders, ${schemaOf("orders")} as "ordersIn", ${schemaOf("idempotency_keys")} as keys`;
+        const [row] = await pool<
+          { orders: number; ordersIn: string; keys: string }[]
+        >`select (select count(*)::int from orders) as orders, ${schemaOf("orders")} as "ordersIn", ${schemaOf("idempotency_keys")} as keys`;
         return row;
       } finally {
         await pool.end({ timeout: 5 });

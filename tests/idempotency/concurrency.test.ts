@@ -9,7 +9,19 @@ import type { ReservedSql } from "postgres";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { eventLog } from "../../server/app";
-import { barrier, caller, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
+import {
+  barrier,
+  caller,
+  effectsFor,
+  ensureEffectsTable,
+  hooks,
+  keyRow,
+  newTenant,
+  park,
+  post,
+  uniqueKey,
+  type TestTenant,
+} from "./fixture";
 
 const BURST = 20;
 const REPETITIONS = 50;
@@ -31,7 +43,9 @@ async function insertKeyRow(q: ReservedSql, key: string, procedure: string) {
 
 /** Sessions waiting for another transaction to end: an INSERT at a unique index whose key another transaction inserted and has not committed. */
 async function transactionWaiters(): Promise<number> {
-  const [row] = await database().sql<{ n: number }[]>`select count(*)::int as n from pg_locks where locktype = 'transactionid' and not granted`;
+  const [row] = await database().sql<
+    { n: number }[]
+  >`select count(*)::int as n from pg_locks where locktype = 'transactionid' and not granted`;
   return row!.n;
 }
 

@@ -7,7 +7,21 @@
 import { once } from "node:events";
 import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it } from "vitest";
-import { caller, downstreamCalls, eagerEvents, effectsFor, ensureEffectsTable, holderThatHangs, hooks, keyRow, newTenant, park, post, uniqueKey, type TestTenant } from "./fixture";
+import {
+  caller,
+  downstreamCalls,
+  eagerEvents,
+  effectsFor,
+  ensureEffectsTable,
+  holderThatHangs,
+  hooks,
+  keyRow,
+  newTenant,
+  park,
+  post,
+  uniqueKey,
+  type TestTenant,
+} from "./fixture";
 
 let tenant: TestTenant;
 beforeAll(async () => {

@@ -45,7 +45,10 @@ beforeAll(async () => {
 });
 
 const call = async (key: string, mark: string) =>
-  createCaller(await createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key, "x-call": mark }) })).pay({ tag: key, amount: 1 });
+  createCaller(await createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key, "x-call": mark }) })).pay({
+    tag: key,
+    amount: 1,
+  });
 
 describe("onEvent's request", () => {
   it("is the context of the call each event belongs to, also while two calls on one key interleave", async () => {

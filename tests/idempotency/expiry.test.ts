@@ -70,8 +70,12 @@ describe("cleanup", () => {
     const [deleted, ...oks] = await Promise.all([cleanup, ...writes]);
     expect(oks.reduce((a, b) => a + b, 0)).toBe(200);
     expect(deleted).toBeGreaterThanOrEqual(30000);
-    expect(await count(sql`select count(*)::int as count from idempotency_keys where tenant_id = ${owner.id} and key like 'expired-%'`)).toBe(0);
-    expect(await count(sql`select count(*)::int as count from idempotency_keys where tenant_id = ${owner.id} and key like 'live-%'`)).toBe(500);
+    expect(
+      await count(sql`select count(*)::int as count from idempotency_keys where tenant_id = ${owner.id} and key like 'expired-%'`),
+    ).toBe(0);
+    expect(await count(sql`select count(*)::int as count from idempotency_keys where tenant_id = ${owner.id} and key like 'live-%'`)).toBe(
+      500,
+    );
     expect(await count(sql`select count(*)::int as count from test_effects where tenant_id = ${owner.id}`)).toBe(200);
   });
 });
@@ -87,7 +91,11 @@ describe("events", () => {
     await post(tenant, "/t/atomic", { tag: boom, amount: 1, outcome: "boom" }, boom);
     await eventLog.flush();
     const types = async (k: string) =>
-      (await database().sql<{ type: string }[]>`select type from idempotency_events where tenant_id = ${tenant.id} and key = ${k} order by at, id`).map((r) => r.type);
+      (
+        await database().sql<
+          { type: string }[]
+        >`select type from idempotency_events where tenant_id = ${tenant.id} and key = ${k} order by at, id`
+      ).map((r) => r.type);
     // Claimed and completed live on the key row itself; the events table keeps the rest. In time order, as the
     // dashboard reads them: replay counts and the other events reach the table by separate timers, so ids do not tell.
     expect(await types(key)).toEqual(["replayed", "mismatch"]);

@@ -68,13 +68,19 @@ function recoverableHandler() {
   return async ({ ctx, input: i }: { ctx: { tenant: { id: string }; idempotency: RecoverableHandle<Db> }; input: Input }) => {
     const h = ctx.idempotency;
     const recorded = await h.phase("recorded", async (tx) => {
-      const [row] = await tx.insert(effects).values({ tenantId: ctx.tenant.id, key: h.key, note: `${i.tag}:recorded`, amount: i.amount }).returning();
+      const [row] = await tx
+        .insert(effects)
+        .values({ tenantId: ctx.tenant.id, key: h.key, note: `${i.tag}:recorded`, amount: i.amount })
+        .returning();
       return { effectId: row!.id };
     });
     await hooks.get(i.tag)?.("between");
     downstreamCalls.push({ tag: i.tag, downstreamKey: h.downstreamKey });
     const settled = await h.phase("settled", async (tx) => {
-      const [row] = await tx.insert(effects).values({ tenantId: ctx.tenant.id, key: h.key, note: `${i.tag}:settled`, amount: i.amount }).returning();
+      const [row] = await tx
+        .insert(effects)
+        .values({ tenantId: ctx.tenant.id, key: h.key, note: `${i.tag}:settled`, amount: i.amount })
+        .returning();
       return { effectId: row!.id };
     });
     await hooks.get(i.tag)?.("before-complete");
@@ -100,7 +106,10 @@ export const testRouter = router({
     .meta(rest("/t/atomic-no-wait"))
     .mutation(async ({ ctx, input: i }) => {
       await hooks.get(i.tag)?.("before");
-      const [row] = await ctx.idempotency.tx.insert(effects).values({ tenantId: ctx.tenant.id, key: ctx.idempotency.key, note: i.tag, amount: i.amount }).returning();
+      const [row] = await ctx.idempotency.tx
+        .insert(effects)
+        .values({ tenantId: ctx.tenant.id, key: ctx.idempotency.key, note: i.tag, amount: i.amount })
+        .returning();
       return { id: row!.id, tag: i.tag };
     }),
   recoverable: recoverableProcedure(input, { waitMs: 5_000 }).meta(rest("/t/recoverable")).mutation(recoverableHandler()),
@@ -133,7 +142,9 @@ export async function caller(tenant: TestTenant, key?: string) {
 export function post(tenant: TestTenant, path: string, body: unknown, key?: string) {
   const headers = new Headers({ authorization: `Bearer ${tenant.token}`, "content-type": "application/json" });
   if (key !== undefined) headers.set("Idempotency-Key", key);
-  return restHandler(new Request(`http://test/api${path}`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }));
+  return restHandler(
+    new Request(`http://test/api${path}`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }),
+  );
 }
 
 export async function effectsFor(tenantId: string, key: string) {
@@ -144,7 +155,16 @@ export async function effectsFor(tenantId: string, key: string) {
 export async function keyRow(tenantId: string, key: string) {
   await eventLog.flush();
   const [row] = await database().sql<
-    { state: string; fingerprint: string; response_status: number | null; response_body: string | null; replay_count: number; fence: string; recovery_point: string; lease_expired: boolean }[]
+    {
+      state: string;
+      fingerprint: string;
+      response_status: number | null;
+      response_body: string | null;
+      replay_count: number;
+      fence: string;
+      recovery_point: string;
+      lease_expired: boolean;
+    }[]
   >`select state, fingerprint, response_status, response_body, replay_count, fence, recovery_point, coalesce(locked_until <= now(), true) as lease_expired
     from idempotency_keys where tenant_id = ${tenantId} and key = ${key}`;
   return row;
@@ -186,7 +206,14 @@ export async function count(query: Promise<{ count: number }[]>): Promise<number
  * parked at `point`, for the test to kill. `env` overrides the database it
  * uses (the run's, by default).
  */
-export async function holderThatHangs(tenant: TestTenant, procedure: "atomic" | "recoverable", key: string, point: string, leaseMs: number, env: Record<string, string> = {}) {
+export async function holderThatHangs(
+  tenant: TestTenant,
+  procedure: "atomic" | "recoverable",
+  key: string,
+  point: string,
+  leaseMs: number,
+  env: Record<string, string> = {},
+) {
   const child = spawn(process.execPath, ["--import", "tsx", "tests/idempotency/crash-child.ts", procedure, tenant.id, key, point], {
     env: { ...process.env, DATABASE_URL: inject("databaseUrl"), IDEMPOTENCY_LEASE_MS: String(leaseMs), LOG_LEVEL: "silent", ...env },
     stdio: ["ignore", "pipe", "inherit"],

@@ -14,7 +14,6 @@ beforeAll(async () => {
   tenant = await newTenant("semantics");
 });
 
-
 describe("Idempotency-Key header", () => {
   it("missing: 400 over REST and BAD_REQUEST over tRPC; nothing runs", async () => {
     const tag = uniqueKey("missing");
@@ -45,14 +44,23 @@ describe("Idempotency-Key header", () => {
     }
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ type: expect.stringMatching(/idempotency-key-(invalid|missing)/) });
-    const n = await count(database().sql<{ count: number }[]>`select count(*)::int as count from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`);
+    const n = await count(
+      database().sql<
+        { count: number }[]
+      >`select count(*)::int as count from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`,
+    );
     expect(n).toBe(0);
   });
 
   it("accepts every visible ASCII character and 255 of them", async () => {
     const visible = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join("");
     for (const key of [visible, "k".repeat(255), "!"]) {
-      const res = await post(tenant, "/t/atomic", { tag: uniqueKey("ascii"), amount: 1 }, key + (key.length < 200 ? crypto.randomUUID() : ""));
+      const res = await post(
+        tenant,
+        "/t/atomic",
+        { tag: uniqueKey("ascii"), amount: 1 },
+        key + (key.length < 200 ? crypto.randomUUID() : ""),
+      );
       expect(res.status).toBe(201);
     }
   });
@@ -79,19 +87,29 @@ describe("Idempotency-Key header", () => {
     ["a list with a non-string member", (k: string) => [`"${k}", 1`]],
     ["an inner list", (k: string) => [`("${k}")`]],
     ["a malformed sf-string", (k: string) => [`"${k}`, `"${k}"x`]],
-  ])("a structured field that is not one plain sf-string (%s): 400 naming why; nothing claimed, the plain key still free", async (_label, spell) => {
-    const key = uniqueKey("sf-refused");
-    const body = { tag: key, amount: 4 };
-    for (const header of spell(key)) {
-      const res = await post(tenant, "/t/atomic", body, header);
-      expect(res.status, header).toBe(400);
-      expect(await res.json()).toMatchObject({ type: "/problems/idempotency-key-invalid", detail: expect.stringMatching(/Idempotency-Key header must (name one key|not carry|be one structured-field string)/) });
-    }
-    const n = await count(database().sql<{ count: number }[]>`select count(*)::int as count from idempotency_keys where tenant_id = ${tenant.id} and key like ${`${key}%`}`);
-    expect(n).toBe(0);
-    expect(await effectsFor(tenant.id, key)).toHaveLength(0);
-    expect((await post(tenant, "/t/atomic", body, `"${key}"`)).status).toBe(201);
-  });
+  ])(
+    "a structured field that is not one plain sf-string (%s): 400 naming why; nothing claimed, the plain key still free",
+    async (_label, spell) => {
+      const key = uniqueKey("sf-refused");
+      const body = { tag: key, amount: 4 };
+      for (const header of spell(key)) {
+        const res = await post(tenant, "/t/atomic", body, header);
+        expect(res.status, header).toBe(400);
+        expect(await res.json()).toMatchObject({
+          type: "/problems/idempotency-key-invalid",
+          detail: expect.stringMatching(/Idempotency-Key header must (name one key|not carry|be one structured-field string)/),
+        });
+      }
+      const n = await count(
+        database().sql<
+          { count: number }[]
+        >`select count(*)::int as count from idempotency_keys where tenant_id = ${tenant.id} and key like ${`${key}%`}`,
+      );
+      expect(n).toBe(0);
+      expect(await effectsFor(tenant.id, key)).toHaveLength(0);
+      expect((await post(tenant, "/t/atomic", body, `"${key}"`)).status).toBe(201);
+    },
+  );
 
   it("a bare key is taken as sent, quotes and commas inside it included", async () => {
     for (const key of [`${uniqueKey("q")}a"b`, `${uniqueKey("c")},`]) {
@@ -140,7 +158,12 @@ describe("first request and replay", () => {
     const key = uniqueKey();
     const first = await post(tenant, "/t/atomic", `{"tag":"${key}","amount":10,"extra":{"b":1,"a":[1,2]}}`, key);
     expect(first.status).toBe(201);
-    const reordered = await post(tenant, "/t/atomic", `{ "extra": {"a":[1,2.0],"b":1e0}, "outcome":"ok", "amount": 10.0, "tag": "${key}" }`, key);
+    const reordered = await post(
+      tenant,
+      "/t/atomic",
+      `{ "extra": {"a":[1,2.0],"b":1e0}, "outcome":"ok", "amount": 10.0, "tag": "${key}" }`,
+      key,
+    );
     expect(reordered.status).toBe(201);
     expect(reordered.headers.get("idempotent-replayed")).toBe("true");
     expect(await effectsFor(tenant.id, key)).toHaveLength(1);

@@ -65,13 +65,16 @@ async function traceOf(key: string) {
 const trace = (n: number) => n.toString(16).padStart(32, "0");
 
 describe("the key row's trace id", () => {
-  it.each(["atomic", "recoverable"] as const)("%s: the claim stores the trace of the request that took the key; a replay changes nothing", async (procedure) => {
-    const key = uniqueKey("trace-claim");
-    await call(procedure, key, trace(1), { tag: key, amount: 1 });
-    expect(await traceOf(key)).toEqual({ trace_id: trace(1), fence: "1" });
-    await call(procedure, key, trace(2), { tag: key, amount: 1 });
-    expect(await traceOf(key)).toEqual({ trace_id: trace(1), fence: "1" });
-  });
+  it.each(["atomic", "recoverable"] as const)(
+    "%s: the claim stores the trace of the request that took the key; a replay changes nothing",
+    async (procedure) => {
+      const key = uniqueKey("trace-claim");
+      await call(procedure, key, trace(1), { tag: key, amount: 1 });
+      expect(await traceOf(key)).toEqual({ trace_id: trace(1), fence: "1" });
+      await call(procedure, key, trace(2), { tag: key, amount: 1 });
+      expect(await traceOf(key)).toEqual({ trace_id: trace(1), fence: "1" });
+    },
+  );
 
   it.each(["atomic", "recoverable"] as const)("%s: a request whose trace is not recorded stores none", async (procedure) => {
     const key = uniqueKey("trace-none");
@@ -90,7 +93,8 @@ describe("the key row's trace id", () => {
   it.each(["atomic", "recoverable"] as const)("%s: an expired key taken anew gets its new request's trace", async (procedure) => {
     const key = uniqueKey("trace-expired");
     await call(procedure, key, trace(5), { tag: key, amount: 1 });
-    await database().sql`update idempotency_keys set expires_at = now() - interval '1 second' where tenant_id = ${tenant.id} and key = ${key}`;
+    await database()
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where tenant_id = ${tenant.id} and key = ${key}`;
     await call(procedure, key, trace(6), { tag: key, amount: 2 });
     expect(await traceOf(key)).toEqual({ trace_id: trace(6), fence: "2" });
   });

@@ -15,7 +15,13 @@ import { LAB_RUN_HEADER, LabTarget, labKeyOf, scenarioById } from "../../server/
 
 const BASE = "http://127.0.0.1/api/trpc";
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>
-  POST(new Request(`${BASE}/${procedure}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+  POST(
+    new Request(`${BASE}/${procedure}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    }),
+  );
 
 async function cart() {
   const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
@@ -88,7 +94,10 @@ describe("demo mode on", () => {
     expect((await runRow(runId))?.faults).toEqual({});
 
     const report = await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
-    const { counts, steps } = JSON.parse(await report.text()).result.data as { counts: Record<string, unknown>; steps: { label: string }[] };
+    const { counts, steps } = JSON.parse(await report.text()).result.data as {
+      counts: Record<string, unknown>;
+      steps: { label: string }[];
+    };
     expect(counts).toMatchObject({ payments: 1, providerCharges: 1, chargeMovements: 1 });
     expect(steps.map((s) => s.label)).toContainEqual(expect.stringMatching(/lost on the way \(simulated\)/));
   });
@@ -127,7 +136,10 @@ describe("the naive twin's calls", () => {
 describe("the environment", () => {
   const load = (extra: Record<string, string>) => {
     const { ADMIN_PASSWORD: _unset, DEMO_MODE: _off, ...inherited } = process.env;
-    return spawnSync(process.execPath, ["--import", "tsx", "-e", 'await import("./server/env.ts")'], { env: { ...inherited, NODE_ENV: "production", ...extra }, encoding: "utf8" });
+    return spawnSync(process.execPath, ["--import", "tsx", "-e", 'await import("./server/env.ts")'], {
+      env: { ...inherited, NODE_ENV: "production", ...extra },
+      encoding: "utf8",
+    });
   };
 
   it("refuses demo mode with a real admin password, and accepts it with the demo one", () => {

@@ -21,12 +21,22 @@ async function onOtherInstance(...args: string[]) {
   const { ADMIN_PASSWORD: _unset, ...inherited } = process.env;
   const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
   const { stdout } = await run(process.execPath, ["--import", "tsx", "tests/lab/instance-child.ts", ...args], {
-    env: { ...inherited, DATABASE_URL: inject("databaseUrl"), PSP_URL: inject("pspUrl"), DEMO_MODE: "true", LOG_LEVEL: "silent", LAB_CART: JSON.stringify({ items: [{ sku: product!.sku, quantity: 1 }] }) },
+    env: {
+      ...inherited,
+      DATABASE_URL: inject("databaseUrl"),
+      PSP_URL: inject("pspUrl"),
+      DEMO_MODE: "true",
+      LOG_LEVEL: "silent",
+      LAB_CART: JSON.stringify({ items: [{ sku: product!.sku, quantity: 1 }] }),
+    },
   });
   return JSON.parse(stdout.trim().split("\n").at(-1)!) as Record<string, unknown>;
 }
 
-type Report = { counts: { payments: number; providerCharges: number; chargeMovements: number }; steps: { t: number; from: string; to: string; label: string }[] };
+type Report = {
+  counts: { payments: number; providerCharges: number; chargeMovements: number };
+  steps: { t: number; from: string; to: string; label: string }[];
+};
 
 async function reportHere(runId: string): Promise<Report> {
   const res = await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
@@ -52,7 +62,12 @@ afterEach(() => {
 describe("a lab run across two app instances", () => {
   it("started on one, its answer lost there, retried and reported on the other: one payment, every step, the same report on both", async () => {
     env.DEMO_MODE = true;
-    const started = (await onOtherInstance("start", "lost-answer", "protected")) as { runId: string; key: string; destination: string; first: string };
+    const started = (await onOtherInstance("start", "lost-answer", "protected")) as {
+      runId: string;
+      key: string;
+      destination: string;
+      first: string;
+    };
     // The switch fired on the other instance, once.
     expect(started.first).toBe("lost");
 

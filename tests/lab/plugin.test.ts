@@ -19,7 +19,13 @@ import { newTenant } from "../support/api";
 
 const BASE = "http://127.0.0.1/api/trpc";
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>
-  POST(new Request(`${BASE}/${procedure}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+  POST(
+    new Request(`${BASE}/${procedure}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    }),
+  );
 
 async function cart(destination: string) {
   const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
@@ -27,7 +33,9 @@ async function cart(destination: string) {
 }
 
 const stepsOf = async (runId: string) =>
-  (await database().sql<{ label: string }[]>`select label from lab_steps where run_id = ${runId} order by at_ms, seq, id`).map((s) => s.label);
+  (await database().sql<{ label: string }[]>`select label from lab_steps where run_id = ${runId} order by at_ms, seq, id`).map(
+    (s) => s.label,
+  );
 
 afterEach(() => {
   env.DEMO_MODE = false;
@@ -37,14 +45,18 @@ describe("worker crash right after the charge", () => {
   it("stops the worker once the provider charged; the retry after the crash's lease takes over and records the one charge", async () => {
     env.DEMO_MODE = true;
     const started = await post("lab.start", { scenario: "crash-after-charge", target: "protected" });
-    const { runId, key, destination } = (JSON.parse(await started.text()) as { result: { data: { runId: string; key: string; destination: string } } }).result.data;
+    const { runId, key, destination } = (
+      JSON.parse(await started.text()) as { result: { data: { runId: string; key: string; destination: string } } }
+    ).result.data;
     const leaseMs = scenarioById("crash-after-charge")!.faults.crashAfterChargeLeaseMs!;
     const headers = { [LAB_RUN_HEADER]: runId, "idempotency-key": key };
 
     // The stopped worker never answers: its request is left hanging, as a crashed process leaves its client.
     const crashed = post("checkout.pay", await cart(destination), headers);
     void crashed.catch(() => undefined);
-    await expect.poll(() => stepsOf(runId), { timeout: 10_000 }).toContainEqual(expect.stringMatching(/^worker stops dead after the charge/));
+    await expect
+      .poll(() => stepsOf(runId), { timeout: 10_000 })
+      .toContainEqual(expect.stringMatching(/^worker stops dead after the charge/));
     const [pending] = await paymentsForKey(DEMO_TENANT.id, key);
     expect(pending?.status).toBe("pending");
     expect(await chargesFor(pending!.id)).toHaveLength(1);
@@ -59,7 +71,9 @@ describe("worker crash right after the charge", () => {
     const [paid] = await paymentsForKey(DEMO_TENANT.id, key);
     expect(paid).toMatchObject({ id: pending!.id, status: "succeeded" });
     expect(await chargesFor(paid!.id)).toHaveLength(1);
-    const [row] = await database().sql<{ fence: number }[]>`select fence::int as fence from idempotency_keys where tenant_id = ${DEMO_TENANT.id} and key = ${key}`;
+    const [row] = await database().sql<
+      { fence: number }[]
+    >`select fence::int as fence from idempotency_keys where tenant_id = ${DEMO_TENANT.id} and key = ${key}`;
     expect(row!.fence).toBe(2);
 
     const report = await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
@@ -75,7 +89,8 @@ describe("worker crash right after the charge", () => {
 });
 
 describe("a lab webhook at the REST edge", () => {
-  const refundOf = (runId: string, paymentId: string) => signed({ id: `evt_lab_${runId}`, type: "charge.refunded", data: { paymentId, amount: "1.00" } });
+  const refundOf = (runId: string, paymentId: string) =>
+    signed({ id: `evt_lab_${runId}`, type: "charge.refunded", data: { paymentId, amount: "1.00" } });
 
   it("is drawn into its run: applied once, then recognised as a duplicate", async () => {
     env.DEMO_MODE = true;

@@ -18,7 +18,13 @@ import { chargesFor, providerCharges } from "../payments/support";
 
 const BASE = "http://127.0.0.1/api/trpc";
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>
-  POST(new Request(`${BASE}/${procedure}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+  POST(
+    new Request(`${BASE}/${procedure}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    }),
+  );
 const data = async <T>(res: Response): Promise<T> => {
   expect(res.status).toBe(200);
   return (JSON.parse(await res.text()) as { result: { data: T } }).result.data;
@@ -29,14 +35,16 @@ type Report = {
   counts: { payments: number; paymentIds: string[]; pendingPayments: number; providerCharges: number; chargeMovements: number };
   steps: { from: string; to: string; label: string }[];
 };
-const report = async (runId: string) => data<Report>(await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`)));
+const report = async (runId: string) =>
+  data<Report>(await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`)));
 
 async function cart() {
   const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
   return { items: [{ sku: product!.sku, quantity: 1 }], destination: "acct_test_lab" };
 }
 
-const start = async (target: "protected" | "naive") => data<{ runId: string; key: string }>(await post("lab.start", { scenario: "provider-down", target }));
+const start = async (target: "protected" | "naive") =>
+  data<{ runId: string; key: string }>(await post("lab.start", { scenario: "provider-down", target }));
 
 describe("the lab's provider down for good", () => {
   // As the run command has it in demo mode: the lab's switches and the admin's demo password.
@@ -60,15 +68,23 @@ describe("the lab's provider down for good", () => {
       expect(down.status).toBe(503);
       expect(elsewhere.status).toBe(200);
 
-      const attention = await data<{ needsAttention: boolean; attempts: number; finished: boolean }>(await post("lab.untilAttention", { runId }));
+      const attention = await data<{ needsAttention: boolean; attempts: number; finished: boolean }>(
+        await post("lab.untilAttention", { runId }),
+      );
       expect(attention).toMatchObject({ needsAttention: true, finished: false });
       expect(attention.attempts).toBe(LAB_COMPLETER_BUDGET.maxAttempts);
       const waiting = await report(runId);
       expect(waiting.counts).toMatchObject({ payments: 1, pendingPayments: 1, providerCharges: 0, chargeMovements: 0 });
       const lines = waiting.steps.map((s) => `${s.from} → ${s.to}: ${s.label}`);
-      expect(lines.filter((l) => l.startsWith("completer → app: completer takes the key up"))).toHaveLength(LAB_COMPLETER_BUDGET.maxAttempts);
-      expect(lines.filter((l) => /^provider → app: the provider did not answer$/.test(l)).length).toBeGreaterThanOrEqual(LAB_COMPLETER_BUDGET.maxAttempts + 1);
-      expect(lines.at(-1)).toBe(`completer → app: completer gives up after ${LAB_COMPLETER_BUDGET.maxAttempts} attempts: the key needs attention`);
+      expect(lines.filter((l) => l.startsWith("completer → app: completer takes the key up"))).toHaveLength(
+        LAB_COMPLETER_BUDGET.maxAttempts,
+      );
+      expect(lines.filter((l) => /^provider → app: the provider did not answer$/.test(l)).length).toBeGreaterThanOrEqual(
+        LAB_COMPLETER_BUDGET.maxAttempts + 1,
+      );
+      expect(lines.at(-1)).toBe(
+        `completer → app: completer gives up after ${LAB_COMPLETER_BUDGET.maxAttempts} attempts: the key needs attention`,
+      );
 
       const admin = await adminCaller();
       // Still down: Resume now runs, fails, and nothing is charged.

@@ -19,7 +19,9 @@ import { barrier, newKey, newTenant, type Tenant } from "../support/api";
 const BASE = "http://127.0.0.1/api/trpc";
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) => {
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  return POST(new Request(`${BASE}/${procedure}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: text }));
+  return POST(
+    new Request(`${BASE}/${procedure}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: text }),
+  );
 };
 
 async function cart() {
@@ -45,7 +47,11 @@ afterAll(() => {
 describe("Lab-Run", () => {
   it("on a tenant's own payments.create: ignored — the answer arrives, the run's switch stays armed, nothing is recorded", async () => {
     const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
-    const res = await post("payments.create", PAYMENT, { authorization: `Bearer ${tenant.token}`, "idempotency-key": newKey("scoped"), [LAB_RUN_HEADER]: run.id });
+    const res = await post("payments.create", PAYMENT, {
+      authorization: `Bearer ${tenant.token}`,
+      "idempotency-key": newKey("scoped"),
+      [LAB_RUN_HEADER]: run.id,
+    });
     expect(res.status).toBe(200);
     expect(JSON.parse(await res.text()).result.data.status).toBe("succeeded");
     expect(await runRow(run.id)).toEqual({ faults: { loseAnswer: true }, requests: 0, steps: 0 });
@@ -56,7 +62,11 @@ describe("Lab-Run", () => {
     const other = await post("checkout.pay", await cart(), { "idempotency-key": newKey("not-the-run"), [LAB_RUN_HEADER]: run.id });
     expect(other.status).toBe(200);
     await other.text();
-    const batch = await GET(new Request(`${BASE}/checkout.catalog,checkout.catalog?batch=1&input=${encodeURIComponent("{}")}`, { headers: { [LAB_RUN_HEADER]: run.id } }));
+    const batch = await GET(
+      new Request(`${BASE}/checkout.catalog,checkout.catalog?batch=1&input=${encodeURIComponent("{}")}`, {
+        headers: { [LAB_RUN_HEADER]: run.id },
+      }),
+    );
     expect(batch.status).toBe(200);
     expect(await runRow(run.id)).toEqual({ faults: { loseAnswer: true }, requests: 0, steps: 0 });
     // Its own call does join it: the switch fires there, once.
@@ -67,14 +77,19 @@ describe("Lab-Run", () => {
 });
 
 describe("the twin's webhook", () => {
-  const event = (runId: string, paymentId: string) => JSON.stringify({ id: `evt_lab_${runId}`, type: "charge.refunded", data: { paymentId, amount: "1.00" } });
+  const event = (runId: string, paymentId: string) =>
+    JSON.stringify({ id: `evt_lab_${runId}`, type: "charge.refunded", data: { paymentId, amount: "1.00" } });
   const signed = (body: string) => ({ "psp-signature": signWebhook(body, env.PSP_WEBHOOK_SECRET) });
 
   it("unsigned or wrongly signed: 401; signed but about another tenant's payment: 404; the payment untouched", async () => {
     const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);
     const victim = await newPayment(tenant, "25.00");
     const body = event(run.id, victim.id);
-    const answers = [await post("lab.naiveWebhook", body), await post("lab.naiveWebhook", body, { "psp-signature": signWebhook(body, "whsec_someone_else") }), await post("lab.naiveWebhook", body, signed(body))];
+    const answers = [
+      await post("lab.naiveWebhook", body),
+      await post("lab.naiveWebhook", body, { "psp-signature": signWebhook(body, "whsec_someone_else") }),
+      await post("lab.naiveWebhook", body, signed(body)),
+    ];
     expect(answers.map((a) => a.status)).toEqual([401, 401, 404]);
     const [row] = await paymentsWhere({ id: victim.id });
     expect(Number(row!.amount_refunded_minor)).toBe(0);
@@ -108,14 +123,21 @@ describe("batches", () => {
 
     const before = await runCount();
     const starts = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [i, { scenario: "double-click", target: "naive" }]));
-    const refused = await POST(new Request(`${BASE}/${names(11, "lab.start")}?batch=1`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(starts) }));
+    const refused = await POST(
+      new Request(`${BASE}/${names(11, "lab.start")}?batch=1`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(starts),
+      }),
+    );
     expect(refused.status).toBe(413);
     expect(await runCount()).toBeLessThanOrEqual(before);
   });
 });
 
 describe("lab runs", () => {
-  const recent = async () => (await database().sql<{ n: number }[]>`select count(*)::int as n from lab_runs where created_at > now() - interval '1 minute'`)[0]!.n;
+  const recent = async () =>
+    (await database().sql<{ n: number }[]>`select count(*)::int as n from lab_runs where created_at > now() - interval '1 minute'`)[0]!.n;
 
   it("concurrent starts never exceed the per-minute limit: the rest are 429", async () => {
     for (let round = 0; round < 3; round++) {
@@ -135,7 +157,10 @@ describe("lab runs", () => {
   });
 
   it("keeps at most the limit: the oldest runs go first", async () => {
-    const oldest = await Promise.all([createRun(database(), scenarioById("double-click")!, LabTarget.Naive), createRun(database(), scenarioById("double-click")!, LabTarget.Naive)]);
+    const oldest = await Promise.all([
+      createRun(database(), scenarioById("double-click")!, LabTarget.Naive),
+      createRun(database(), scenarioById("double-click")!, LabTarget.Naive),
+    ]);
     const { sql } = database();
     await sql`update lab_runs set created_at = now() - interval '1 hour' where id in ${sql(oldest.map((r) => r.id))}`;
     const [all] = await sql<{ n: number }[]>`select count(*)::int as n from lab_runs`;

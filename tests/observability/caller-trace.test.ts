@@ -32,12 +32,20 @@ async function payWithClientTrace(label: string) {
   const res = await restPost(
     new Request("http://test/api/v1/payments", {
       method: "POST",
-      headers: { authorization: `Bearer ${tenant.token}`, "content-type": "application/json", "idempotency-key": key, traceparent: CLIENT_PARENT, tracestate: "vendor=x" },
+      headers: {
+        authorization: `Bearer ${tenant.token}`,
+        "content-type": "application/json",
+        "idempotency-key": key,
+        traceparent: CLIENT_PARENT,
+        tracestate: "vendor=x",
+      },
       body: JSON.stringify(PAYMENT),
     }),
   );
   expect(res.status, await res.text()).toBe(201);
-  const [row] = await database().sql<{ trace_id: string | null }[]>`select trace_id from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`;
+  const [row] = await database().sql<
+    { trace_id: string | null }[]
+  >`select trace_id from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`;
   return row!.trace_id;
 }
 

@@ -38,7 +38,9 @@ describe("idempotency events in the log", () => {
     expect(debug).toHaveLength(1);
     expect(JSON.parse(debug[0]!)).toMatchObject({ level: 20, msg: "idempotency conflict", idempotency: { key: loud } });
     await eventLog.flush();
-    const rows = await database().sql<{ key: string }[]>`select key from idempotency_events where tenant_id = ${tenant.id} and type = 'conflict' order by key`;
+    const rows = await database().sql<
+      { key: string }[]
+    >`select key from idempotency_events where tenant_id = ${tenant.id} and type = 'conflict' order by key`;
     expect(rows.map((r) => r.key).sort()).toEqual([quiet, loud].sort());
   });
 });

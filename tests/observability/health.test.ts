@@ -15,14 +15,29 @@ vi.mock("../../server/env", async (original) => {
 });
 
 const totals = (over: Partial<Parameters<typeof between>[0]["totals"]> = {}) => ({
-  requests: 0, replayed: 0, conflicts: 0, mismatches: 0, failed: 0, completerRuns: 0, completerFailures: 0, providerCalls: 0, providerFailures: 0, ...over,
+  requests: 0,
+  replayed: 0,
+  conflicts: 0,
+  mismatches: 0,
+  failed: 0,
+  completerRuns: 0,
+  completerFailures: 0,
+  providerCalls: 0,
+  providerFailures: 0,
+  ...over,
 });
 
 describe("the health strip", () => {
   it("rates per second over the window, never below zero, a short window counted as one second", () => {
     const from = { at: 0, totals: totals({ requests: 10, replayed: 4 }) };
-    expect(between(from, { at: 300_000, totals: totals({ requests: 310, replayed: 64 }) }).rates).toMatchObject({ requests: 1, replayed: 0.2 });
-    expect(between(from, { at: 200, totals: totals({ requests: 13 }) })).toMatchObject({ increase: { requests: 3, replayed: 0 }, rates: { requests: 3, replayed: 0 } });
+    expect(between(from, { at: 300_000, totals: totals({ requests: 310, replayed: 64 }) }).rates).toMatchObject({
+      requests: 1,
+      replayed: 0.2,
+    });
+    expect(between(from, { at: 200, totals: totals({ requests: 13 }) })).toMatchObject({
+      increase: { requests: 3, replayed: 0 },
+      rates: { requests: 3, replayed: 0 },
+    });
   });
 
   it("counts a payment, two replays and a mismatch as the metrics do, and the keys the alerts watch", async () => {
@@ -37,7 +52,13 @@ describe("the health strip", () => {
     expect((await api(tenant).post("/v1/payments", { ...PAYMENT, amount: "26.00" }, key)).status).toBe(422);
     const after = await healthStrip(database());
     const grew = (k: keyof typeof after.increase) => after.increase[k] - before.increase[k];
-    expect({ requests: grew("requests"), replayed: grew("replayed"), mismatches: grew("mismatches"), conflicts: grew("conflicts"), failed: grew("failed") }).toEqual({
+    expect({
+      requests: grew("requests"),
+      replayed: grew("replayed"),
+      mismatches: grew("mismatches"),
+      conflicts: grew("conflicts"),
+      failed: grew("failed"),
+    }).toEqual({
       requests: 4,
       replayed: 2,
       mismatches: 1,

@@ -116,13 +116,23 @@ describe("/api/metrics", () => {
     expect(delta("psp_requests_total", { operation: "charge", status: "201" })).toBe(2);
     expect(delta("psp_requests_total", { operation: "charge", status: "0" })).toBeGreaterThanOrEqual(1);
     // Five requests through the REST route (the abandoned one went through handleRest directly): 201, 409, 201, 422.
-    const http = (status: string) => delta("http_server_request_duration_seconds_count", { http_request_method: "POST", http_route: "/api/[...rest]", http_response_status_code: status });
+    const http = (status: string) =>
+      delta("http_server_request_duration_seconds_count", {
+        http_request_method: "POST",
+        http_route: "/api/[...rest]",
+        http_response_status_code: status,
+      });
     expect([http("201"), http("409"), http("422")]).toEqual([2, 1, 1]);
 
     // No label carries a key or a tenant.
     for (const text of [tenant.id, key, abandoned]) expect(after.text).not.toContain(text);
     expect(value(after.text, "process_cpu_seconds_total")).toBeGreaterThan(0);
-    expect(samples(after.text).filter((s) => s.name === "idempotency_keys").map((s) => s.labels.state).sort()).toEqual(["in_progress", "needs_attention", "stale"]);
+    expect(
+      samples(after.text)
+        .filter((s) => s.name === "idempotency_keys")
+        .map((s) => s.labels.state)
+        .sort(),
+    ).toEqual(["in_progress", "needs_attention", "stale"]);
   });
 
   it("exports every outcome of every idempotent procedure from the start, so a rate sees the first request", async () => {
@@ -131,7 +141,9 @@ describe("/api/metrics", () => {
     for (const procedure of ["payments.create", "orders.create", "payments.refund"]) {
       const series = samples(text).filter((s) => s.name === "idempotency_requests_total" && s.labels.procedure === procedure);
       expect(series.map((s) => s.labels.outcome).sort(), procedure).toEqual(outcomes);
-      const counted = samples(text).filter((s) => s.name === "idempotency_request_duration_seconds_count" && s.labels.procedure === procedure);
+      const counted = samples(text).filter(
+        (s) => s.name === "idempotency_request_duration_seconds_count" && s.labels.procedure === procedure,
+      );
       expect(counted.map((s) => s.labels.outcome).sort(), procedure).toEqual(outcomes);
     }
     // Only idempotent procedures: a read has no idempotency outcome.
@@ -141,7 +153,8 @@ describe("/api/metrics", () => {
   it("counts the pool's connections that reservations and open transactions hold, and lets them go", async () => {
     const app = database();
     const pool = { db_client_connection_pool_name: "app" };
-    const used = async () => value((await scrapeAs(LOOPBACK)).text, "db_client_connection_count", { ...pool, db_client_connection_state: "used" });
+    const used = async () =>
+      value((await scrapeAs(LOOPBACK)).text, "db_client_connection_count", { ...pool, db_client_connection_state: "used" });
     const before = await used();
     const reserved = await Promise.all([app.reserve(), app.reserve()]);
     let commit!: () => void;
@@ -177,6 +190,8 @@ describe("/api/metrics", () => {
     } finally {
       env.METRICS_TOKEN = saved;
     }
-    expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7", authorization: "Bearer metrics-token-for-tests-0123456789" })).status).toBe(404);
+    expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7", authorization: "Bearer metrics-token-for-tests-0123456789" })).status).toBe(
+      404,
+    );
   });
 });

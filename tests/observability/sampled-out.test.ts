@@ -21,7 +21,8 @@ import { standInInThisProcess } from "./stand-in";
 const everyRootButProcedures: Sampler = {
   shouldSample: (parentContext, _traceId, spanName) => {
     const parent = trace.getSpanContext(parentContext);
-    if (parent) return { decision: parent.traceFlags & TraceFlags.SAMPLED ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
+    if (parent)
+      return { decision: parent.traceFlags & TraceFlags.SAMPLED ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
     return { decision: spanName.startsWith("trpc ") ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED };
   },
   toString: () => "everyRootButProcedures",

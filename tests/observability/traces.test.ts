@@ -35,14 +35,24 @@ const CLIENT_SPAN = "00f067aa0ba902b7";
 
 function one(spans: ReadableSpan[], name: string): ReadableSpan {
   const found = spans.filter((s) => s.name === name);
-  expect(found.map((s) => s.name), `spans named ${name} among ${spans.map((s) => s.name).join(", ")}`).toEqual([name]);
+  expect(
+    found.map((s) => s.name),
+    `spans named ${name} among ${spans.map((s) => s.name).join(", ")}`,
+  ).toEqual([name]);
   return found[0]!;
 }
 
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
 /** A payment whose client sent `traceparent` with the given flags (01: recorded, 00: not). */
-async function tracedPayment(tenant: Tenant, key: string, traceId: string, flags: "01" | "00", body: Record<string, unknown> = PAYMENT, status = 201) {
+async function tracedPayment(
+  tenant: Tenant,
+  key: string,
+  traceId: string,
+  flags: "01" | "00",
+  body: Record<string, unknown> = PAYMENT,
+  status = 201,
+) {
   const res = await restPost(
     new Request("http://test/api/v1/payments", {
       method: "POST",
@@ -82,11 +92,23 @@ describe("traces", () => {
 
     expect([http.kind, parentOf(http), http.attributes["http.response.status_code"]]).toEqual([SpanKind.SERVER, CLIENT_SPAN, 201]);
     expect(parentOf(procedure)).toBe(http.spanContext().spanId);
-    expect([parentOf(acquire), acquire.attributes["idempotency.decision"], acquire.attributes["idempotency.fence"]]).toEqual([procedure.spanContext().spanId, "claim", 1]);
+    expect([parentOf(acquire), acquire.attributes["idempotency.decision"], acquire.attributes["idempotency.fence"]]).toEqual([
+      procedure.spanContext().spanId,
+      "claim",
+      1,
+    ]);
     expect(parentOf(handler)).toBe(procedure.spanContext().spanId);
-    expect([call.kind, parentOf(call), call.attributes["http.response.status_code"]]).toEqual([SpanKind.CLIENT, handler.spanContext().spanId, 201]);
+    expect([call.kind, parentOf(call), call.attributes["http.response.status_code"]]).toEqual([
+      SpanKind.CLIENT,
+      handler.spanContext().spanId,
+      201,
+    ]);
     // The stand-in continued the trace from the traceparent the app sent it.
-    expect([provider.kind, parentOf(provider), provider.attributes["http.route"]]).toEqual([SpanKind.SERVER, call.spanContext().spanId, "/charges"]);
+    expect([provider.kind, parentOf(provider), provider.attributes["http.route"]]).toEqual([
+      SpanKind.SERVER,
+      call.spanContext().spanId,
+      "/charges",
+    ]);
     expect(procedure.attributes["idempotency.outcome"]).toBe("executed");
     // The handler's span carries the recovery points it committed (the payment's two phases), nothing of the key's acquisition.
     expect(handler.events.map((e) => e.name)).toEqual(["idempotency.phase_committed", "idempotency.phase_committed"]);
@@ -102,7 +124,11 @@ describe("traces", () => {
     const spans = exporter.getFinishedSpans();
     expect(spans.filter((s) => s.name.startsWith("idempotency.")).map((s) => s.name)).toEqual([]);
     const procedure = one(spans, "trpc payments.create");
-    expect([procedure.attributes["idempotency.decision"], procedure.attributes["idempotency.fence"], procedure.attributes["idempotency.outcome"]]).toEqual(["replay", 1, "replayed"]);
+    expect([
+      procedure.attributes["idempotency.decision"],
+      procedure.attributes["idempotency.fence"],
+      procedure.attributes["idempotency.outcome"],
+    ]).toEqual(["replay", 1, "replayed"]);
     expect(procedure.events.map((e) => e.name)).toEqual(["idempotency.replayed"]);
   });
 
@@ -121,7 +147,9 @@ describe("traces", () => {
     const waited = spans.find((s) => s.name === "trpc payments.create" && s.attributes["idempotency.outcome"] === "waited");
     expect(waited, "the duplicate's procedure span").toBeDefined();
     const acquisitions = spans.filter((s) => s.name === "idempotency.acquire" && parentOf(s) === waited!.spanContext().spanId);
-    expect(acquisitions.map((s) => [s.attributes["idempotency.decision"], s.events.map((e) => e.name)])).toEqual([["replay", ["idempotency.waited", "idempotency.replayed"]]]);
+    expect(acquisitions.map((s) => [s.attributes["idempotency.decision"], s.events.map((e) => e.name)])).toEqual([
+      ["replay", ["idempotency.waited", "idempotency.replayed"]],
+    ]);
   });
 
   it("the key's page names the trace of the request that ran the key, and of a mismatching reuse", async () => {
@@ -158,7 +186,9 @@ describe("traces", () => {
     const key = newKey("traces-completer");
     await abandonedPayment(tenant, key, PAYMENT);
     exporter.reset();
-    expect((await completer.completeDueKeys({ tenantId: tenant.id, backoffMs: 20, maxBackoffMs: 100 })).map((r) => r.outcome)).toEqual(["completed"]);
+    expect((await completer.completeDueKeys({ tenantId: tenant.id, backoffMs: 20, maxBackoffMs: 100 })).map((r) => r.outcome)).toEqual([
+      "completed",
+    ]);
     const spans = exporter.getFinishedSpans();
     const run = one(spans, "completer.run");
     expect([parentOf(run), run.attributes["completer.result"]]).toEqual([undefined, "completed"]);

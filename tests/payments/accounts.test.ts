@@ -74,8 +74,16 @@ describe("accounts", () => {
     const id = (await api(owner).post("/v1/accounts", { currency: "EUR" }, newKey("acct"))).body.id as string;
     await api(owner).post(`/v1/accounts/${id}/deposits`, { amount: "10.00", currency: "EUR" }, newKey("deposit"));
     expectProblem(await api(other).get(`/v1/accounts/${id}`), 404, "not-found");
-    expectProblem(await api(other).post(`/v1/accounts/${id}/withdrawals`, { amount: "1.00", currency: "EUR" }, newKey("steal")), 404, "not-found");
-    expectProblem(await api(other).post(`/v1/accounts/${id}/deposits`, { amount: "1.00", currency: "EUR" }, newKey("gift")), 404, "not-found");
+    expectProblem(
+      await api(other).post(`/v1/accounts/${id}/withdrawals`, { amount: "1.00", currency: "EUR" }, newKey("steal")),
+      404,
+      "not-found",
+    );
+    expectProblem(
+      await api(other).post(`/v1/accounts/${id}/deposits`, { amount: "1.00", currency: "EUR" }, newKey("gift")),
+      404,
+      "not-found",
+    );
     expect(await accountBalance(id)).toBe(1000);
     expect(await ledgerWhere({ tenantId: other.id })).toHaveLength(0);
   });

@@ -18,7 +18,18 @@ import { completer } from "../../server/app";
 import { settleWithinMs, type KeyOutcome, type RunOptions } from "../../server/keys/completer";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, barrier, ledgerFor, newKey, newTenant, unbalancedTransactions, type Tenant } from "../support/api";
-import { abandonedPayment, chargesFor, expectCaptureMovement, killOnceCharged, pay, payChild, paymentsForKey, providerCharges, sleep, withProviderDown } from "./support";
+import {
+  abandonedPayment,
+  chargesFor,
+  expectCaptureMovement,
+  killOnceCharged,
+  pay,
+  payChild,
+  paymentsForKey,
+  providerCharges,
+  sleep,
+  withProviderDown,
+} from "./support";
 
 type CompleterRow = {
   state: string;
@@ -77,7 +88,6 @@ async function killedBeforeTheCharge(tenant: Tenant, key: string, body: { amount
   await holder.killWhen(async () => (await paymentsForKey(tenant.id, key))[0]?.status === "pending");
 }
 
-
 async function expectReplayOf(tenant: Tenant, key: string, body: Record<string, unknown>, status: number) {
   const stored = await completerRow(tenant.id, key);
   const retry = await pay(tenant, key, body);
@@ -103,7 +113,12 @@ describe("the completer finishes payments whose client never came back", () => {
     expect(await chargesFor(paymentId)).toEqual([expect.objectContaining({ id: payment!.psp_charge_id, amount: 7400, captured: true })]);
     await expectCaptureMovement(tenant.id, key, 7400);
     expect(await unbalancedTransactions(tenant.id)).toHaveLength(0);
-    expect(await completerRow(tenant.id, key)).toMatchObject({ state: "completed", response_status: 201, completed_by: "completer", needs_attention: false });
+    expect(await completerRow(tenant.id, key)).toMatchObject({
+      state: "completed",
+      response_status: 201,
+      completed_by: "completer",
+      needs_attention: false,
+    });
     expect(await reconcile(database().db, await providerCharges(), { tenantId: tenant.id })).toEqual([]);
     await expectReplayOf(tenant, key, body, 201);
   });
@@ -165,7 +180,7 @@ describe("the completer finishes payments whose client never came back", () => {
     const body = { amount: "21.00", destination: "acct_test_123" };
     const pending = await abandonedPayment(tenant, key, body);
     await withProviderDown(async () => {
-      for (let round = 0; round < 4; ) {
+      for (let round = 0; round < 4;) {
         const outcomes = await completer.completeDueKeys({ ...FAST, tenantId: tenant.id });
         for (const o of outcomes) expect(o).toMatchObject({ outcome: "retry_later" });
         round += outcomes.length;
@@ -207,7 +222,9 @@ describe("the completer finishes payments whose client never came back", () => {
       update idempotency_keys set request = replace(request, '"currency"', '"currencyCode"')
       where tenant_id = ${tenant.id} and key = ${key}`;
     const outcomes = await completer.completeDueKeys({ ...FAST, tenantId: tenant.id });
-    expect(outcomes).toEqual([expect.objectContaining({ outcome: "needs_attention", detail: expect.stringContaining("no longer parses") })]);
+    expect(outcomes).toEqual([
+      expect.objectContaining({ outcome: "needs_attention", detail: expect.stringContaining("no longer parses") }),
+    ]);
     const row = await completerRow(tenant.id, key);
     expect(row).toMatchObject({ state: "in_progress", fence: "1", needs_attention: true });
     expect(row.completer_error).toContain("no longer parses");
@@ -264,7 +281,10 @@ describe("reconciliation with the completer", () => {
     expect(within).toEqual([expect.objectContaining({ kind: "duplicate_charge", paymentId: paid.body.id, chargeId: secondId })]);
     const past = await reconcile(database().db, charges, { tenantId: tenant.id, pendingGraceMs: 0 });
     expect(past).toEqual(
-      expect.arrayContaining([expect.objectContaining({ kind: "duplicate_charge" }), expect.objectContaining({ kind: "outcome_unknown", paymentId: abandoned.id })]),
+      expect.arrayContaining([
+        expect.objectContaining({ kind: "duplicate_charge" }),
+        expect.objectContaining({ kind: "outcome_unknown", paymentId: abandoned.id }),
+      ]),
     );
     expect(past).toHaveLength(2);
   });

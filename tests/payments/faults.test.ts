@@ -47,7 +47,9 @@ async function tenantFor(label: string) {
 async function expectSettledOnce(tenant: Tenant, key: string, paymentId: string, amountMinor: number) {
   const rows = await paymentsForKey(tenant.id, key);
   expect(rows).toEqual([expect.objectContaining({ id: paymentId, status: "succeeded", amount_captured_minor: amountMinor })]);
-  expect(await chargesFor(paymentId)).toEqual([expect.objectContaining({ id: rows[0]!.psp_charge_id, amount: amountMinor, captured: true })]);
+  expect(await chargesFor(paymentId)).toEqual([
+    expect.objectContaining({ id: rows[0]!.psp_charge_id, amount: amountMinor, captured: true }),
+  ]);
   await expectCaptureMovement(tenant.id, key, amountMinor);
   expect(await unbalancedTransactions(tenant.id)).toHaveLength(0);
   expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", response_status: 201 });
@@ -112,7 +114,6 @@ describe("provider faults", () => {
     await expectSettledOnce(tenant, key, paymentId, 4400);
     expect(await reconcile(database().db, await providerCharges(), { tenantId: tenant.id })).toEqual([]);
   });
-
 });
 
 /**

@@ -18,7 +18,12 @@ describe("GET /v1/ledger", () => {
       expect(rows).toHaveLength(2);
       expect(ids(view)).toEqual(rows.map((r) => r.id).sort());
       for (const e of view.body.data as Record<string, unknown>[]) {
-        expect(e).toMatchObject({ idempotencyKey: key, paymentId: paid.id, currency: "EUR", direction: expect.stringMatching(/^(debit|credit)$/) });
+        expect(e).toMatchObject({
+          idempotencyKey: key,
+          paymentId: paid.id,
+          currency: "EUR",
+          direction: expect.stringMatching(/^(debit|credit)$/),
+        });
       }
     }
     expectFieldError(await api(tenant).get("/v1/ledger"), "idempotencyKey");
@@ -42,6 +47,10 @@ describe("GET /v1/ledger", () => {
       ]),
     );
     expect(ids(view)).toEqual(rows.map((r) => r.id).sort());
-    expect((view.body.data as Record<string, unknown>[]).every((e) => e.eventId === eventId && e.idempotencyKey === null && e.paymentId === paid.id)).toBe(true);
+    expect(
+      (view.body.data as Record<string, unknown>[]).every(
+        (e) => e.eventId === eventId && e.idempotencyKey === null && e.paymentId === paid.id,
+      ),
+    ).toBe(true);
   });
 });

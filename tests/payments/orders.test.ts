@@ -2,7 +2,19 @@
 import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { api, ledgerFor, newKey, newTenant } from "../support/api";
-import { chargesFor, expectCaptureMovement, expectFieldError, expectProblem, expectRefusal, ledgerWhere, ordersOfTenant, paymentRow, paymentsForKey, paymentsOfTenant, providerCharges } from "./support";
+import {
+  chargesFor,
+  expectCaptureMovement,
+  expectFieldError,
+  expectProblem,
+  expectRefusal,
+  ledgerWhere,
+  ordersOfTenant,
+  paymentRow,
+  paymentsForKey,
+  paymentsOfTenant,
+  providerCharges,
+} from "./support";
 
 describe("coupons and orders", () => {
   const cart = [
@@ -20,17 +32,29 @@ describe("coupons and orders", () => {
     const order = await api(tenant).post("/v1/orders", { items: cart, couponCode: code }, key);
     expect(order.status, order.text).toBe(201);
     // 2 × 15.00 + 4.50 = 34.50; 10 % off is 3.45.
-    expect(order.body).toMatchObject({ id: expect.stringMatching(/^ord_/), status: "paid", subtotal: "34.50", discount: "3.45", total: "31.05", currency: "EUR", couponCode: code });
+    expect(order.body).toMatchObject({
+      id: expect.stringMatching(/^ord_/),
+      status: "paid",
+      subtotal: "34.50",
+      discount: "3.45",
+      total: "31.05",
+      currency: "EUR",
+      couponCode: code,
+    });
     const payment = order.body.payment as { id: string; status: string; amount: string };
     expect(payment).toMatchObject({ status: "succeeded", amount: "31.05" });
     const got = await api(tenant).get(`/v1/orders/${order.body.id as string}`);
     expect(got.status).toBe(200);
     expect(got.body).toEqual(order.body);
-    expect(await ordersOfTenant(tenant.id)).toEqual([expect.objectContaining({ id: order.body.id, status: "paid", payment_id: payment.id, coupon_code: code, total_minor: 3105 })]);
+    expect(await ordersOfTenant(tenant.id)).toEqual([
+      expect.objectContaining({ id: order.body.id, status: "paid", payment_id: payment.id, coupon_code: code, total_minor: 3105 }),
+    ]);
     expect(await chargesFor(payment.id)).toEqual([expect.objectContaining({ amount: 3105, captured: true })]);
     await expectCaptureMovement(tenant.id, key, 3105);
     // The movement names both what was sold and how it was paid.
-    expect((await ledgerWhere({ tenantId: tenant.id, key })).every((e) => e.order_id === order.body.id && e.payment_id === payment.id)).toBe(true);
+    expect(
+      (await ledgerWhere({ tenantId: tenant.id, key })).every((e) => e.order_id === order.body.id && e.payment_id === payment.id),
+    ).toBe(true);
   });
 
   it("a coupon used twice: the second order is refused (4xx, not 409), with no second order, payment or charge", async () => {
@@ -76,7 +100,9 @@ describe("coupons and orders", () => {
     expectFieldError(res, "items.0.sku");
     expect(await ordersOfTenant(tenant.id)).toHaveLength(0);
     expect(await paymentsOfTenant(tenant.id)).toHaveLength(0);
-    const [coupon] = await database().sql<{ redeemed_order_id: string | null }[]>`select redeemed_order_id from coupons where tenant_id = ${tenant.id} and code = ${code}`;
+    const [coupon] = await database().sql<
+      { redeemed_order_id: string | null }[]
+    >`select redeemed_order_id from coupons where tenant_id = ${tenant.id} and code = ${code}`;
     expect(coupon?.redeemed_order_id).toBeNull();
   });
 

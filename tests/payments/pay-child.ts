@@ -11,6 +11,8 @@ import { createCaller, createContextInner } from "../../server/app";
 
 const [tenantId, key, amount, destination = "acct_test_slow"] = process.argv.slice(2) as [string, string, string, string?];
 openAppDatabase(process.env.DATABASE_URL!, { max: 4 });
-const caller = createCaller(await createContextInner({ tenant: { id: tenantId, name: "killed" }, headers: new Headers({ "Idempotency-Key": key }) }));
+const caller = createCaller(
+  await createContextInner({ tenant: { id: tenantId, name: "killed" }, headers: new Headers({ "Idempotency-Key": key }) }),
+);
 await caller.payments.create({ amount, currency: "EUR", destination });
 process.stdout.write("finished\n");

@@ -3,7 +3,16 @@ import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, ledgerFor, newKey, newTenant, unbalancedTransactions } from "../support/api";
-import { chargesFor, expectCaptureMovement, expectRefusal, ledgerWhere, newPayment, paymentRow, providerCharges, refundRows } from "./support";
+import {
+  chargesFor,
+  expectCaptureMovement,
+  expectRefusal,
+  ledgerWhere,
+  newPayment,
+  paymentRow,
+  providerCharges,
+  refundRows,
+} from "./support";
 
 describe("capture and void", () => {
   it("capture: false authorises only; capture books it once; a second capture and a void are refused (4xx, not 409)", async () => {
@@ -11,7 +20,9 @@ describe("capture and void", () => {
     const auth = await newPayment(tenant, "25.00", false);
     expect(await paymentRow(auth.id)).toMatchObject({ status: "requires_capture", amount_captured_minor: 0 });
     expect(await ledgerFor(tenant.id, auth.key)).toHaveLength(0);
-    expect(await chargesFor(auth.id)).toEqual([expect.objectContaining({ id: auth.chargeId, status: "requires_capture", captured: false })]);
+    expect(await chargesFor(auth.id)).toEqual([
+      expect.objectContaining({ id: auth.chargeId, status: "requires_capture", captured: false }),
+    ]);
 
     const key = newKey("capture");
     const capture = await api(tenant).post(`/v1/payments/${auth.id}/capture`, {}, key);
@@ -54,7 +65,13 @@ describe("refunds", () => {
     const k1 = newKey("refund");
     const r1 = await api(tenant).post(`/v1/payments/${paid.id}/refunds`, { amount: "20.00" }, k1);
     expect(r1.status, r1.text).toBe(201);
-    expect(r1.body).toMatchObject({ id: expect.stringMatching(/^re_/), paymentId: paid.id, amount: "20.00", currency: "EUR", status: "succeeded" });
+    expect(r1.body).toMatchObject({
+      id: expect.stringMatching(/^re_/),
+      paymentId: paid.id,
+      amount: "20.00",
+      currency: "EUR",
+      status: "succeeded",
+    });
     const r1again = await api(tenant).post(`/v1/payments/${paid.id}/refunds`, { amount: "20.00" }, k1);
     expect(r1again.text).toBe(r1.text);
     const k2 = newKey("refund");

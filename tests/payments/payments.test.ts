@@ -3,12 +3,26 @@ import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { createCaller, createContextInner } from "../../server/app";
 import { api, ledgerFor, newKey, newTenant, trpcError, type Tenant } from "../support/api";
-import { chargesFor, expectCaptureMovement, expectFieldError, expectProblem, keyRow, ledgerWhere, newPayment, pay, PAYMENT, paymentRow, paymentsForKey, paymentsOfTenant, providerCharges, refundRows } from "./support";
+import {
+  chargesFor,
+  expectCaptureMovement,
+  expectFieldError,
+  expectProblem,
+  keyRow,
+  ledgerWhere,
+  newPayment,
+  pay,
+  PAYMENT,
+  paymentRow,
+  paymentsForKey,
+  paymentsOfTenant,
+  providerCharges,
+  refundRows,
+} from "./support";
 
 async function trpcAs(tenant: Tenant, key: string) {
   return createCaller(await createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key }) }));
 }
-
 
 describe("POST /v1/payments", () => {
   it("201 once, then replays status and exact bytes with Idempotent-Replayed; one payment, one charge, one movement", async () => {
@@ -17,7 +31,13 @@ describe("POST /v1/payments", () => {
     const first = await pay(tenant, key);
     expect(first.status, first.text).toBe(201);
     expect(first.headers.get("idempotent-replayed")).toBeNull();
-    expect(first.body).toMatchObject({ id: expect.stringMatching(/^pay_/), status: "succeeded", ...PAYMENT, amountRefunded: "0.00", createdAt: expect.any(String) });
+    expect(first.body).toMatchObject({
+      id: expect.stringMatching(/^pay_/),
+      status: "succeeded",
+      ...PAYMENT,
+      amountRefunded: "0.00",
+      createdAt: expect.any(String),
+    });
     for (let i = 0; i < 2; i++) {
       const again = await pay(tenant, key);
       expect(again.status).toBe(201);
@@ -26,9 +46,20 @@ describe("POST /v1/payments", () => {
     }
     const id = first.body.id as string;
     const rows = await paymentsForKey(tenant.id, key);
-    expect(rows).toEqual([expect.objectContaining({ id, status: "succeeded", amount_minor: 2500, amount_captured_minor: 2500, amount_refunded_minor: 0 })]);
+    expect(rows).toEqual([
+      expect.objectContaining({ id, status: "succeeded", amount_minor: 2500, amount_captured_minor: 2500, amount_refunded_minor: 0 }),
+    ]);
     const charges = await chargesFor(id);
-    expect(charges).toEqual([expect.objectContaining({ id: rows[0]!.psp_charge_id, amount: 2500, currency: "EUR", destination: PAYMENT.destination, captured: true, status: "succeeded" })]);
+    expect(charges).toEqual([
+      expect.objectContaining({
+        id: rows[0]!.psp_charge_id,
+        amount: 2500,
+        currency: "EUR",
+        destination: PAYMENT.destination,
+        captured: true,
+        status: "succeeded",
+      }),
+    ]);
     await expectCaptureMovement(tenant.id, key, 2500);
     expect(await keyRow(tenant.id, key)).toEqual({ state: "completed", response_status: 201, response_body: first.text });
     const got = await api(tenant).get(`/v1/payments/${id}`);
@@ -90,7 +121,9 @@ describe("POST /v1/payments", () => {
     expect(await keyRow(tenant.id, key)).toBeUndefined();
     expect(await ledgerWhere({ tenantId: tenant.id })).toHaveLength(0);
     const amountMinor = Number(amount.replace(".", ""));
-    const marked = (await providerCharges()).filter((c) => c.destination === destination || (c.amount === amountMinor && Date.parse(c.createdAt) >= since - 1000));
+    const marked = (await providerCharges()).filter(
+      (c) => c.destination === destination || (c.amount === amountMinor && Date.parse(c.createdAt) >= since - 1000),
+    );
     expect(marked).toHaveLength(0);
     // Nothing was pinned to the key, so the corrected request goes through with it.
     const fixed = await api(tenant).post("/v1/payments", { amount, currency: "EUR", destination }, key);
@@ -171,14 +204,22 @@ describe("payments over tRPC", () => {
     const tenant = await newTenant("trpc-errors");
     const key = newKey("trpc");
     await (await trpcAs(tenant, key)).payments.create({ amount: "5.00", currency: "EUR", destination: "acct_test_trpc" });
-    const mismatch = await trpcError((await trpcAs(tenant, key)).payments.create({ amount: "6.00", currency: "EUR", destination: "acct_test_trpc" }));
+    const mismatch = await trpcError(
+      (await trpcAs(tenant, key)).payments.create({ amount: "6.00", currency: "EUR", destination: "acct_test_trpc" }),
+    );
     expect(mismatch.code).toBe("UNPROCESSABLE_CONTENT");
     const noKey = createCaller(await createContextInner({ tenant, headers: new Headers() }));
-    expect((await trpcError(noKey.payments.create({ amount: "5.00", currency: "EUR", destination: "acct_test_trpc" }))).code).toBe("BAD_REQUEST");
+    expect((await trpcError(noKey.payments.create({ amount: "5.00", currency: "EUR", destination: "acct_test_trpc" }))).code).toBe(
+      "BAD_REQUEST",
+    );
     const declineKey = newKey("trpc-decline");
-    const declined = await trpcError((await trpcAs(tenant, declineKey)).payments.create({ amount: "5.00", currency: "EUR", destination: "acct_test_decline" }));
+    const declined = await trpcError(
+      (await trpcAs(tenant, declineKey)).payments.create({ amount: "5.00", currency: "EUR", destination: "acct_test_decline" }),
+    );
     expect(declined.code).toBe("PAYMENT_REQUIRED");
-    const replayed = await trpcError((await trpcAs(tenant, declineKey)).payments.create({ amount: "5.00", currency: "EUR", destination: "acct_test_decline" }));
+    const replayed = await trpcError(
+      (await trpcAs(tenant, declineKey)).payments.create({ amount: "5.00", currency: "EUR", destination: "acct_test_decline" }),
+    );
     expect(replayed.code).toBe("PAYMENT_REQUIRED");
     expect(replayed.message).toBe(declined.message);
     expect(await paymentsOfTenant(tenant.id)).toHaveLength(2);

@@ -55,7 +55,9 @@ describe("a provider refusal", () => {
 
     // Rounds with the shortest backoff: a released key would be taken up by the second at the latest.
     for (let round = 0; round < 5; round++) {
-      expect((await completer.completeDueKeys({ backoffMs: 20, maxBackoffMs: 100, tenantId: tenant.id })).filter((o) => o.key === key)).toEqual([]);
+      expect(
+        (await completer.completeDueKeys({ backoffMs: 20, maxBackoffMs: 100, tenantId: tenant.id })).filter((o) => o.key === key),
+      ).toEqual([]);
       await sleep(50);
     }
     expect(seen.charges).toBe(1);

@@ -61,13 +61,22 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
       const key = newKey(`burst${i}`);
       const answers = await together(Array.from({ length: BURST }, () => () => pay(tenant, key)));
       const context = `repetition ${i}, key ${key}`;
-      expect(answers.filter((a) => a.status !== 201 && a.status !== 409).map((a) => a.text), context).toEqual([]);
+      expect(
+        answers.filter((a) => a.status !== 201 && a.status !== 409).map((a) => a.text),
+        context,
+      ).toEqual([]);
       const ok = answers.filter((a) => a.status === 201);
       expect(ok.length, context).toBeGreaterThan(0);
       expect(new Set(ok.map((a) => a.text)).size, context).toBe(1);
-      expect(ok.filter((a) => a.headers.get("idempotent-replayed") !== "true"), context).toHaveLength(1);
+      expect(
+        ok.filter((a) => a.headers.get("idempotent-replayed") !== "true"),
+        context,
+      ).toHaveLength(1);
       const rows = await paymentsForKey(tenant.id, key);
-      expect(rows.map((r) => r.id), context).toEqual([ok[0]!.body.id]);
+      expect(
+        rows.map((r) => r.id),
+        context,
+      ).toEqual([ok[0]!.body.id]);
       expect(rows[0]!.status, context).toBe("succeeded");
       expect(await chargesFor(rows[0]!.id), context).toEqual([expect.objectContaining({ id: rows[0]!.psp_charge_id, amount: 2500 })]);
       const entries = await ledgerFor(tenant.id, key);
@@ -82,9 +91,13 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
     for (let i = 0; i < REPETITIONS; i++) {
       const account = await api(tenant).post("/v1/accounts", { currency: "EUR" }, newKey("acct"));
       const id = account.body.id as string;
-      expect((await api(tenant).post(`/v1/accounts/${id}/deposits`, { amount: "100.00", currency: "EUR" }, newKey("deposit"))).status).toBe(201);
+      expect((await api(tenant).post(`/v1/accounts/${id}/deposits`, { amount: "100.00", currency: "EUR" }, newKey("deposit"))).status).toBe(
+        201,
+      );
       const keys = [newKey("withdraw"), newKey("withdraw")];
-      const answers = await together(keys.map((k) => () => api(tenant).post(`/v1/accounts/${id}/withdrawals`, { amount: "80.00", currency: "EUR" }, k)));
+      const answers = await together(
+        keys.map((k) => () => api(tenant).post(`/v1/accounts/${id}/withdrawals`, { amount: "80.00", currency: "EUR" }, k)),
+      );
       const context = `repetition ${i}, account ${id}`;
       const { winner, loser, index } = winnerAndLoser(answers, 201, context);
       expect(winner.body, context).toMatchObject({ type: "withdrawal", balance: "20.00" });
@@ -93,8 +106,13 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
       expect(await accountBalance(id), context).toBe(2000);
       expect((await api(tenant).get(`/v1/accounts/${id}`)).body.balance, context).toBe("20.00");
       // A withdrawal is the one movement that debits the customer's balance.
-      const withdrawals = (await ledgerWhere({ accountId: id })).filter((e) => e.ledger_account === `customer_balance:${id}` && e.direction === "debit");
-      expect(withdrawals.map((e) => [e.amount_minor, e.idempotency_key]), context).toEqual([[8000, keys[index]]]);
+      const withdrawals = (await ledgerWhere({ accountId: id })).filter(
+        (e) => e.ledger_account === `customer_balance:${id}` && e.direction === "debit",
+      );
+      expect(
+        withdrawals.map((e) => [e.amount_minor, e.idempotency_key]),
+        context,
+      ).toEqual([[8000, keys[index]]]);
       expect(await ledgerFor(tenant.id, keys[1 - index]!), context).toHaveLength(0);
     }
     expect(await unbalancedTransactions(tenant.id)).toHaveLength(0);
@@ -111,12 +129,21 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
       expect(winner.body, context).toMatchObject({ paymentId: paid.id, amount: "30.00", status: "succeeded" });
       expectRefusal(loser);
       expect((await api(tenant).get(`/v1/payments/${paid.id}`)).body.amountRefunded, context).toBe("30.00");
-      expect((await refundRows(paid.id)).map((r) => [r.amount_minor, r.status, r.idempotency_key]), context).toEqual([[3000, "succeeded", keys[index]]]);
+      expect(
+        (await refundRows(paid.id)).map((r) => [r.amount_minor, r.status, r.idempotency_key]),
+        context,
+      ).toEqual([[3000, "succeeded", keys[index]]]);
       const [charge] = await chargesFor(paid.id);
-      expect(charge?.refunds.map((r) => r.amount), context).toEqual([3000]);
+      expect(
+        charge?.refunds.map((r) => r.amount),
+        context,
+      ).toEqual([3000]);
       expect(charge?.amountRefunded, context).toBe(3000);
       const refundsBooked = (await ledgerWhere({ paymentId: paid.id })).filter((e) => e.ledger_account === "refunds");
-      expect(refundsBooked.map((e) => [e.direction, e.amount_minor, e.idempotency_key]), context).toEqual([["debit", 3000, keys[index]]]);
+      expect(
+        refundsBooked.map((e) => [e.direction, e.amount_minor, e.idempotency_key]),
+        context,
+      ).toEqual([["debit", 3000, keys[index]]]);
     }
     expect(await unbalancedTransactions(tenant.id)).toHaveLength(0);
   });
@@ -137,7 +164,11 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
       const captureWon = index === 0;
       const status = captureWon ? "succeeded" : "canceled";
       expect(winner.body.status, context).toBe(status);
-      expect(await paymentRow(auth.id), context).toMatchObject({ status, pending_action: null, amount_captured_minor: captureWon ? 2500 : 0 });
+      expect(await paymentRow(auth.id), context).toMatchObject({
+        status,
+        pending_action: null,
+        amount_captured_minor: captureWon ? 2500 : 0,
+      });
       expect(await chargesFor(auth.id), context).toEqual([expect.objectContaining({ status, captured: captureWon })]);
       expect(await ledgerWhere({ paymentId: auth.id }), context).toHaveLength(captureWon ? 2 : 0);
       expect(await ledgerFor(tenant.id, voidKey), context).toHaveLength(0);
@@ -159,9 +190,15 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
       expectRefusal(loser);
       expect(loser.body.type, context).toBe("/problems/coupon-redeemed");
       const orders = (await ordersOfTenant(tenant.id)).filter((o) => o.coupon_code === code);
-      expect(orders.map((o) => o.id), context).toEqual([winner.body.id]);
+      expect(
+        orders.map((o) => o.id),
+        context,
+      ).toEqual([winner.body.id]);
       const won = await paymentsForKey(tenant.id, keys[index]!);
-      expect(won.map((p) => p.id), context).toEqual([orders[0]!.payment_id]);
+      expect(
+        won.map((p) => p.id),
+        context,
+      ).toEqual([orders[0]!.payment_id]);
       expect(await paymentsForKey(tenant.id, keys[1 - index]!), context).toHaveLength(0);
       expect(await chargesFor(won[0]!.id), context).toEqual([expect.objectContaining({ amount: 2000 })]);
       expect(await ledgerFor(tenant.id, keys[1 - index]!), context).toHaveLength(0);
@@ -178,9 +215,18 @@ describe(`races, each repeated ${REPETITIONS} times`, () => {
       const { raw, signature } = signed({ id: eventId, type: "charge.refunded", data: { paymentId: paid.id, amount: "20.00" } });
       const answers = await together(Array.from({ length: 5 }, () => () => deliver(raw, signature)));
       const context = `repetition ${i}, event ${eventId}`;
-      expect(answers.map((a) => a.status), context).toEqual([200, 200, 200, 200, 200]);
-      expect(answers.filter((a) => a.body.duplicate === false), context).toHaveLength(1);
-      expect((await refundRows(paid.id)).map((r) => [r.amount_minor, r.event_id]), context).toEqual([[2000, eventId]]);
+      expect(
+        answers.map((a) => a.status),
+        context,
+      ).toEqual([200, 200, 200, 200, 200]);
+      expect(
+        answers.filter((a) => a.body.duplicate === false),
+        context,
+      ).toHaveLength(1);
+      expect(
+        (await refundRows(paid.id)).map((r) => [r.amount_minor, r.event_id]),
+        context,
+      ).toEqual([[2000, eventId]]);
       const movement = await ledgerWhere({ eventId });
       expect(movement, context).toHaveLength(2);
       expect(new Set(movement.map((e) => e.transaction_id)).size, context).toBe(1);

@@ -21,7 +21,8 @@ export const WEBHOOK_SECRET = "whsec_test_only";
 
 export const PAYMENT = { amount: "25.00", currency: "EUR", destination: "acct_test_123" } as const;
 
-export const pay = (tenant: Tenant, key: string | null, body: Record<string, unknown> = {}) => api(tenant).post("/v1/payments", { ...PAYMENT, ...body }, key);
+export const pay = (tenant: Tenant, key: string | null, body: Record<string, unknown> = {}) =>
+  api(tenant).post("/v1/payments", { ...PAYMENT, ...body }, key);
 
 /** A payment made for a test's setup: captured, or only authorised with `capture: false`. */
 export async function newPayment(tenant: Tenant, amount = "50.00", capture = true) {
@@ -113,7 +114,13 @@ export type LedgerRow = {
   order_id: string | null;
 };
 
-export async function ledgerWhere(filter: { tenantId?: string; key?: string; eventId?: string; paymentId?: string; accountId?: string }): Promise<LedgerRow[]> {
+export async function ledgerWhere(filter: {
+  tenantId?: string;
+  key?: string;
+  eventId?: string;
+  paymentId?: string;
+  accountId?: string;
+}): Promise<LedgerRow[]> {
   const s = database().sql;
   return s<LedgerRow[]>`
     select id, transaction_id, ledger_account, direction, amount_minor::int, idempotency_key, event_id, payment_id, account_id, order_id
@@ -208,9 +215,22 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * chosen moment: a real crash of the holder, not a simulation. A failed
  * assertion never leaves it running past the test.
  */
-export function payChild(tenant: Tenant, key: string, amount: string, destination = "acct_test_slow", extraEnv: Record<string, string> = {}) {
+export function payChild(
+  tenant: Tenant,
+  key: string,
+  amount: string,
+  destination = "acct_test_slow",
+  extraEnv: Record<string, string> = {},
+) {
   const child = spawn(process.execPath, ["--import", "tsx", "tests/payments/pay-child.ts", tenant.id, key, amount, destination], {
-    env: { ...process.env, DATABASE_URL: inject("databaseUrl"), PSP_URL: inject("pspUrl"), IDEMPOTENCY_LEASE_MS: "1000", LOG_LEVEL: "silent", ...extraEnv },
+    env: {
+      ...process.env,
+      DATABASE_URL: inject("databaseUrl"),
+      PSP_URL: inject("pspUrl"),
+      IDEMPOTENCY_LEASE_MS: "1000",
+      LOG_LEVEL: "silent",
+      ...extraEnv,
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = once(child, "exit");

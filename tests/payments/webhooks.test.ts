@@ -26,7 +26,11 @@ import {
   type WebhookEvent,
 } from "./support";
 
-const refunded = (paymentId: string, amount: string, id = newEventId()): WebhookEvent => ({ id, type: "charge.refunded", data: { paymentId, amount } });
+const refunded = (paymentId: string, amount: string, id = newEventId()): WebhookEvent => ({
+  id,
+  type: "charge.refunded",
+  data: { paymentId, amount },
+});
 
 describe("signatures", () => {
   it.each([

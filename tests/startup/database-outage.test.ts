@@ -67,7 +67,10 @@ describe("start-up waits for the database", () => {
     const server = await spawnServer({ DATABASE_URL: cluster.url, DATABASE_WAIT_MS: "2000" });
     try {
       expect(await server.exited).not.toBe(0);
-      const lines = server.output().split("\n").filter((l) => l.startsWith("Cannot start:"));
+      const lines = server
+        .output()
+        .split("\n")
+        .filter((l) => l.startsWith("Cannot start:"));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/^Cannot start: the database did not answer within DATABASE_WAIT_MS=2000 ms \(.*ECONNREFUSED.*\)$/);
     } finally {
@@ -84,7 +87,9 @@ describe("a database that takes no writes (a standby: a primary restarting as on
     const admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
     // New sessions come up read-only, as on a standby; the server's current ones are ended so that it opens new ones.
     const readOnly = async (on: boolean) => {
-      await admin.unsafe(`alter database postgres ${on ? "set default_transaction_read_only = on" : "reset default_transaction_read_only"}`);
+      await admin.unsafe(
+        `alter database postgres ${on ? "set default_transaction_read_only = on" : "reset default_transaction_read_only"}`,
+      );
       await admin`select pg_terminate_backend(pid) from pg_stat_activity where pid <> pg_backend_pid() and datname = current_database() and backend_type = 'client backend'`;
     };
     try {
@@ -175,7 +180,8 @@ describe.each(routes)("a running instance rides out an outage (%s)", (route) => 
     async function whereItHangs(key: string): Promise<string> {
       const probe = postgres(cluster.url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
       try {
-        const [row] = await probe`select state, fence, recovery_point, locked_until - now() as lease_left, completed_at from idempotency_keys where key = ${key}`;
+        const [row] =
+          await probe`select state, fence, recovery_point, locked_until - now() as lease_left, completed_at from idempotency_keys where key = ${key}`;
         const sessions = await probe`
           select state, now() - xact_start as in_transaction, wait_event_type, left(query, 80) as query from pg_stat_activity
           where backend_type = 'client backend' and pid <> pg_backend_pid()`;
@@ -283,7 +289,9 @@ describe.each(routes)("a running instance rides out an outage (%s)", (route) => 
       expect(perKey).toHaveLength(keys.length);
       expect(perKey.filter((r) => r.n !== 1)).toEqual([]);
       const paymentIds = (await sql<{ id: string }[]>`select id from payments where tenant_id = ${tenant.id}`).map((r) => r.id);
-      const charges = chargeListSchema.parse(await (await fetch(`${inject("pspUrl")}/charges`)).json()).data.filter((c) => paymentIds.includes(c.reference ?? ""));
+      const charges = chargeListSchema
+        .parse(await (await fetch(`${inject("pspUrl")}/charges`)).json())
+        .data.filter((c) => paymentIds.includes(c.reference ?? ""));
       expect(charges).toHaveLength(keys.length);
       expect(new Set(charges.map((c) => c.reference)).size).toBe(keys.length);
       const unbalanced = await sql`

@@ -32,7 +32,7 @@ function descendantsOf(pid: number): number[] {
     }
   }
   const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0; ) {
+  for (let queue = [pid]; queue.length > 0;) {
     const next = [...parents].filter(([, parent]) => queue.includes(parent)).map(([child]) => child);
     found.push(...next);
     queue = next;
@@ -59,7 +59,14 @@ describe("the run command under repeated signals", () => {
     const parent = scratchClusterParent("signals");
     const dir = path.join(parent, "pg");
     const [port, pspPort, pgPort] = await Promise.all([freePort(), freePort(), freePort()]);
-    const env = { DATABASE_URL: undefined, PSP_URL: undefined, EMBEDDED_PG_DIR: dir, EMBEDDED_PG_PORT: String(pgPort), PSP_PORT: String(pspPort), PORT: String(port) };
+    const env = {
+      DATABASE_URL: undefined,
+      PSP_URL: undefined,
+      EMBEDDED_PG_DIR: dir,
+      EMBEDDED_PG_PORT: String(pgPort),
+      PSP_PORT: String(pspPort),
+      PORT: String(port),
+    };
     const server = await spawnServer(env, RUN_COMMAND, { group: true });
     try {
       await waitFor("the run to serve", async () => ((await health(server)).status === 200 ? true : undefined));

@@ -37,7 +37,16 @@ const serving = async (server: Server) => ((await health(server)).status === 200
 
 /** The run command on an embedded cluster in `dir`, with a stand-in of its own on `pspPort`. */
 const startRun = (dir: string, pspPort: number, port?: number) =>
-  spawnServer({ DATABASE_URL: undefined, PSP_URL: undefined, EMBEDDED_PG_DIR: dir, PSP_PORT: String(pspPort), ...(port ? { PORT: String(port) } : {}) }, RUN_COMMAND);
+  spawnServer(
+    {
+      DATABASE_URL: undefined,
+      PSP_URL: undefined,
+      EMBEDDED_PG_DIR: dir,
+      PSP_PORT: String(pspPort),
+      ...(port ? { PORT: String(port) } : {}),
+    },
+    RUN_COMMAND,
+  );
 
 describe("a start that cannot work", () => {
   it.each([
@@ -81,7 +90,10 @@ describe("the run command", () => {
       await waitFor("the first run to serve", () => serving(server));
       const postmaster = postmasterOf(dir);
       // kill -9 of the run command and its server (server/serve.ts); PostgreSQL and the stand-in are left to fend for themselves.
-      const pids = [server.child.pid!, ...childrenOf(server.child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("server/serve.ts"))];
+      const pids = [
+        server.child.pid!,
+        ...childrenOf(server.child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("server/serve.ts")),
+      ];
       for (const pid of pids) process.kill(pid, "SIGKILL");
       await server.exited;
       // The stand-in stops by itself once its parent is gone.

@@ -78,12 +78,21 @@ afterAll(async () => {
   await Promise.all([...spawned].map((server) => server.stop()));
 });
 
-export async function spawnServer(extra: Record<string, string | undefined>, command?: string[], options: { group?: boolean } = {}): Promise<Server> {
+export async function spawnServer(
+  extra: Record<string, string | undefined>,
+  command?: string[],
+  options: { group?: boolean } = {},
+): Promise<Server> {
   const port = Number(extra.PORT ?? (await freePort()));
   const args = command ?? serverCommand();
   // A run through a pooler (DATABASE_POOLED=true) is the tests' own; a server on a cluster of its own starts as by default unless told.
   const env = serverEnv({ DATABASE_POOLED: undefined, MIGRATE_ON_START: undefined, PORT: String(port), ...extra });
-  const child = spawn(args[0]!, args.slice(1), { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"], detached: options.group === true });
+  const child = spawn(args[0]!, args.slice(1), {
+    cwd: projectRoot,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: options.group === true,
+  });
   let output = "";
   child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
@@ -145,4 +154,5 @@ export async function tenantOn(url: string, name: string) {
 export const running = (pid: number): boolean => processAlive(pid);
 
 /** The pid in a data directory's postmaster.pid, 0 without one. */
-export const postmasterOf = (dir: string) => (existsSync(path.join(dir, "postmaster.pid")) ? Number(readFileSync(path.join(dir, "postmaster.pid"), "utf8").split("\n")[0]) : 0);
+export const postmasterOf = (dir: string) =>
+  existsSync(path.join(dir, "postmaster.pid")) ? Number(readFileSync(path.join(dir, "postmaster.pid"), "utf8").split("\n")[0]) : 0;

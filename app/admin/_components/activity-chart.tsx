@@ -22,7 +22,9 @@ const BAR = WIDTH / 60;
 
 export function ActivityChart({ tenantId }: { tenantId?: string }) {
   const trpc = useTRPC();
-  const activity = useQuery(trpc.admin.keys.activity.queryOptions({ tenantId }, { refetchInterval: 5_000, placeholderData: keepPreviousData }));
+  const activity = useQuery(
+    trpc.admin.keys.activity.queryOptions({ tenantId }, { refetchInterval: 5_000, placeholderData: keepPreviousData }),
+  );
   const minutes = activity.data ?? [];
   const totals = SERIES.map((s) => ({ ...s, total: minutes.reduce((n, m) => n + m[s.id], 0) }));
   const peak = Math.max(1, ...minutes.map((m) => SERIES.reduce((n, s) => n + m[s.id], 0)));
@@ -39,7 +41,12 @@ export function ActivityChart({ tenantId }: { tenantId?: string }) {
           </li>
         ))}
       </ul>
-      <svg className="chart" viewBox={`0 0 ${WIDTH} ${HEIGHT + 16}`} role="img" aria-label={`Events per minute over the last hour. ${summary}.`}>
+      <svg
+        className="chart"
+        viewBox={`0 0 ${WIDTH} ${HEIGHT + 16}`}
+        role="img"
+        aria-label={`Events per minute over the last hour. ${summary}.`}
+      >
         <line x1={0} y1={HEIGHT} x2={WIDTH} y2={HEIGHT} stroke="#59636e" strokeWidth={1} />
         {minutes.map((m, i) => {
           let top = HEIGHT;

@@ -10,5 +10,7 @@ import { isDemoMode } from "@/server/env";
 import { SignInForm } from "./sign-in-form";
 
 export async function AdminSignIn({ returnTo }: { returnTo: string }) {
-  return <SignInForm returnTo={returnTo} enabled={adminEnabled()} demo={isDemoMode()} nameOptional={await operatorNameOptional(database().db)} />;
+  return (
+    <SignInForm returnTo={returnTo} enabled={adminEnabled()} demo={isDemoMode()} nameOptional={await operatorNameOptional(database().db)} />
+  );
 }

@@ -5,7 +5,11 @@ import { useTRPC } from "../../_trpc/client";
 import { keyHref, resumeOutcome, utc } from "./format";
 import { QueryError } from "./query-error";
 
-const ACTION_LABELS: Record<string, string> = { recover: "Recovered the lock", resume: "Resumed now (ran the completer for the key)", purge_expired: "Purged expired keys" };
+const ACTION_LABELS: Record<string, string> = {
+  recover: "Recovered the lock",
+  resume: "Resumed now (ran the completer for the key)",
+  purge_expired: "Purged expired keys",
+};
 
 function summarize(detail: Record<string, unknown>): string {
   if (typeof detail.outcome === "string") return resumeOutcome(detail as { outcome: string });

@@ -27,7 +27,12 @@ export function HealthStrip() {
         { id: "mismatches", label: "Mismatches (422)", value: perSecond(h.rates.mismatches), warn: h.rates.mismatches > 0.1 },
         { id: "failed", label: "Failed", value: perSecond(h.rates.failed), warn: h.rates.failed > 0 },
         { id: "completer", label: "Completer failures", value: perSecond(h.rates.completerFailures), warn: h.rates.completerFailures > 0 },
-        { id: "provider", label: "Provider failures", value: perSecond(h.rates.providerFailures), warn: h.rates.providerFailures > 0.2 * h.rates.providerCalls && h.rates.providerFailures > 0 },
+        {
+          id: "provider",
+          label: "Provider failures",
+          value: perSecond(h.rates.providerFailures),
+          warn: h.rates.providerFailures > 0.2 * h.rates.providerCalls && h.rates.providerFailures > 0,
+        },
         { id: "stale", label: "Stale keys", value: number(h.keys.stale), warn: h.keys.stale > 0 },
         { id: "attention", label: "Need attention", value: number(h.keys.needsAttention), warn: h.keys.needsAttention > 0 },
         { id: "database", label: "Database", value: h.databaseUp ? "up" : "down", warn: !h.databaseUp },
@@ -36,7 +41,10 @@ export function HealthStrip() {
   return (
     <section aria-labelledby="health-heading" className="health">
       <h2 id="health-heading">
-        Health <span className="muted">this instance, {h && h.windowSeconds < 300 ? `the last ${h.windowSeconds} s` : "the last 5 minutes"}, as /api/metrics counts it</span>
+        Health{" "}
+        <span className="muted">
+          this instance, {h && h.windowSeconds < 300 ? `the last ${h.windowSeconds} s` : "the last 5 minutes"}, as /api/metrics counts it
+        </span>
       </h2>
       {health.error && <QueryError error={health.error} />}
       <ul className="health-tiles">

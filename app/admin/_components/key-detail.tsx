@@ -14,7 +14,17 @@ import { ResumeNow, resumeResult, useResume } from "./resume-now";
  * `completerOn`: this server runs the completer (COMPLETER_INTERVAL_MS > 0), so the key's fields say what will happen.
  * `mayAct`: the operator may resume and recover (a viewer may not, so a viewer is shown no such button).
  */
-export function KeyDetailView({ tenantId, keyName, completerOn, mayAct }: { tenantId: string; keyName: string; completerOn: boolean; mayAct: boolean }) {
+export function KeyDetailView({
+  tenantId,
+  keyName,
+  completerOn,
+  mayAct,
+}: {
+  tenantId: string;
+  keyName: string;
+  completerOn: boolean;
+  mayAct: boolean;
+}) {
   const trpc = useTRPC();
   const detail = useQuery(trpc.admin.keys.get.queryOptions({ tenantId, key: keyName }, { refetchInterval: 5_000 }));
   const resume = useResume();
@@ -46,7 +56,9 @@ export function KeyDetailView({ tenantId, keyName, completerOn, mayAct }: { tena
       )}
       <section aria-labelledby="request-heading">
         <h2 id="request-heading">Request fingerprint inputs</h2>
-        <p className="muted small">The canonical text the request hash is the SHA-256 of: the procedure path, a newline, the canonical JSON of the input.</p>
+        <p className="muted small">
+          The canonical text the request hash is the SHA-256 of: the procedure path, a newline, the canonical JSON of the input.
+        </p>
         <pre data-testid="canonical-request">{k.request}</pre>
       </section>
       <section aria-labelledby="response-heading">

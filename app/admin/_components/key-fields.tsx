@@ -7,7 +7,10 @@ import { StateBadge } from "./state-badge";
 
 /** Who finished the key, true to its history: a client that came back after the completer got the result replayed. */
 function completedBy(k: KeyDetail): string {
-  if (k.completedBy === "completer") return k.replayCount > 0 ? "the completer (its client had gone; it came back later and got this result replayed)" : "the completer (its client has not come back)";
+  if (k.completedBy === "completer")
+    return k.replayCount > 0
+      ? "the completer (its client had gone; it came back later and got this result replayed)"
+      : "the completer (its client has not come back)";
   return k.completedAt ? "the client's request" : "—";
 }
 

@@ -12,7 +12,15 @@ type Text = { tenantId: string; procedure: string; keyPrefix: string };
 const textOf = (f: Filters): Text => ({ tenantId: f.tenantId ?? "", procedure: f.procedure ?? "", keyPrefix: f.keyPrefix ?? "" });
 const textKey = (t: Text) => `${t.tenantId}\n${t.procedure}\n${t.keyPrefix}`;
 
-export function KeyFilters({ filters, update, clear }: { filters: Filters; update: (change: Partial<Filters>) => void; clear: () => void }) {
+export function KeyFilters({
+  filters,
+  update,
+  clear,
+}: {
+  filters: Filters;
+  update: (change: Partial<Filters>) => void;
+  clear: () => void;
+}) {
   const [draft, setDraft] = useState(() => textOf(filters));
   // When the URL's text filters change from elsewhere (a tenant link, "Clear"), the fields follow.
   const [synced, setSynced] = useState(() => textKey(textOf(filters)));
@@ -24,7 +32,11 @@ export function KeyFilters({ filters, update, clear }: { filters: Filters; updat
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
-    update({ tenantId: draft.tenantId.trim() || undefined, procedure: draft.procedure.trim() || undefined, keyPrefix: draft.keyPrefix.trim() || undefined });
+    update({
+      tenantId: draft.tenantId.trim() || undefined,
+      procedure: draft.procedure.trim() || undefined,
+      keyPrefix: draft.keyPrefix.trim() || undefined,
+    });
   };
   const field = (name: keyof Text) => ({
     value: draft[name],
@@ -35,7 +47,11 @@ export function KeyFilters({ filters, update, clear }: { filters: Filters; updat
     <form role="search" aria-label="Filter keys" className="filters" onSubmit={apply}>
       <div className="field">
         <label htmlFor="filter-state">State</label>
-        <select id="filter-state" value={filters.state ?? ""} onChange={(e) => update({ state: (e.target.value || undefined) as StateName | undefined })}>
+        <select
+          id="filter-state"
+          value={filters.state ?? ""}
+          onChange={(e) => update({ state: (e.target.value || undefined) as StateName | undefined })}
+        >
           <option value="">All states</option>
           {Object.entries(STATE_LABELS).map(([value, label]) => (
             <option key={value} value={value}>

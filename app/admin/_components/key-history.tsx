@@ -30,7 +30,8 @@ const utcMs = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`;
 /** What an operator's action came to, from its audit detail. */
 function operatorDetail(detail: Record<string, unknown> | null): string {
   if (!detail) return "";
-  if (typeof detail.outcome === "string") return ` · ${detail.outcome.replace("_", " ")}${typeof detail.status === "number" ? ` (${detail.status})` : ""}`;
+  if (typeof detail.outcome === "string")
+    return ` · ${detail.outcome.replace("_", " ")}${typeof detail.status === "number" ? ` (${detail.status})` : ""}`;
   if (typeof detail.fence === "number") return ` · fence ${detail.fence}`;
   return "";
 }

@@ -17,7 +17,9 @@ const COLUMNS = ["tenant", "key", "procedure", "state", "lease", "hash", "status
 
 export function KeysTable({ filters, update }: { filters: KeyFilters; update: (change: Partial<KeyFilters>) => void }) {
   const trpc = useTRPC();
-  const page = useQuery(trpc.admin.keys.list.queryOptions(listInput(filters), { refetchInterval: 5_000, placeholderData: keepPreviousData }));
+  const page = useQuery(
+    trpc.admin.keys.list.queryOptions(listInput(filters), { refetchInterval: 5_000, placeholderData: keepPreviousData }),
+  );
   // Cursors of the pages before this one; the first page's is "".
   const [previous, setPrevious] = useState<string[]>([]);
   const desc = filters.sort === "created_desc";
@@ -64,7 +66,9 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
               <th scope="col" aria-sort={desc ? "descending" : "ascending"}>
                 <button type="button" className="link-button" onClick={() => update({ sort: desc ? "created_asc" : "created_desc" })}>
                   Created <span aria-hidden="true">{desc ? "↓" : "↑"}</span>
-                  <span className="visually-hidden">{desc ? ", newest first; show oldest first" : ", oldest first; show newest first"}</span>
+                  <span className="visually-hidden">
+                    {desc ? ", newest first; show oldest first" : ", oldest first; show newest first"}
+                  </span>
                 </button>
               </th>
               <th scope="col">Expires</th>
@@ -78,7 +82,12 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
             {items.map((k) => (
               <tr key={`${k.tenantId}\n${k.key}`}>
                 <td className="tenant-cell">
-                  <button type="button" className="link-button" title={`${k.tenantName ?? k.tenantId}: show only this tenant's keys`} onClick={() => update({ tenantId: k.tenantId })}>
+                  <button
+                    type="button"
+                    className="link-button"
+                    title={`${k.tenantName ?? k.tenantId}: show only this tenant's keys`}
+                    onClick={() => update({ tenantId: k.tenantId })}
+                  >
                     {k.tenantName ?? k.tenantId}
                   </button>
                   <div className="muted small mono tenant-id" title={k.tenantId}>
@@ -98,7 +107,8 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
                 </td>
                 <td>{leaseLabel(k)}</td>
                 <td className="hash">
-                  <code title={k.fingerprint}>{shortHash(k.fingerprint)}</code> <CopyButton value={k.fingerprint} label={`Copy the request hash of ${k.key}`} />
+                  <code title={k.fingerprint}>{shortHash(k.fingerprint)}</code>{" "}
+                  <CopyButton value={k.fingerprint} label={`Copy the request hash of ${k.key}`} />
                 </td>
                 <td className="num">{k.responseStatus ?? "—"}</td>
                 <td className="when">
@@ -114,7 +124,11 @@ export function KeysTable({ filters, update }: { filters: KeyFilters; update: (c
       </div>
       <div className="pager">
         <p id="keys-status" className="muted small">
-          {page.isPending ? "Loading keys…" : items.length === 0 ? "No keys match these filters." : `Showing ${number(items.length)} ${items.length === 1 ? "key" : "keys"}${page.data?.nextCursor ? "; more on the next page" : ""}.`}
+          {page.isPending
+            ? "Loading keys…"
+            : items.length === 0
+              ? "No keys match these filters."
+              : `Showing ${number(items.length)} ${items.length === 1 ? "key" : "keys"}${page.data?.nextCursor ? "; more on the next page" : ""}.`}
         </p>
         <div className="pager-buttons">
           <button type="button" className="secondary" onClick={first} disabled={!filters.cursor}>

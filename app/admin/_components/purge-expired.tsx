@@ -27,8 +27,10 @@ export function PurgeExpired({ tenantId, sweepMs }: { tenantId?: string; sweepMs
       <h2 id="purge-heading">Expired keys</h2>
       <p className="muted small">
         Expired keys are treated as new by the API
-        {sweepMs > 0 ? ` and deleted by the sweep every ${duration(sweepMs)}` : "; the sweep is off on this server (IDEMPOTENCY_SWEEP_MS=0), so they stay until purged"}; purge them
-        now if they pile up.
+        {sweepMs > 0
+          ? ` and deleted by the sweep every ${duration(sweepMs)}`
+          : "; the sweep is off on this server (IDEMPOTENCY_SWEEP_MS=0), so they stay until purged"}
+        ; purge them now if they pile up.
       </p>
       <ConfirmAction
         label="Purge expired keys"

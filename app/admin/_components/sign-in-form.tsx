@@ -13,7 +13,17 @@ type Problem = { detail?: string };
  * the only one, so the name may be left out (once an operator is added, it
  * may not: the hint says to sign in as `demo`).
  */
-export function SignInForm({ returnTo, enabled, demo = false, nameOptional = false }: { returnTo: string; enabled: boolean; demo?: boolean; nameOptional?: boolean }) {
+export function SignInForm({
+  returnTo,
+  enabled,
+  demo = false,
+  nameOptional = false,
+}: {
+  returnTo: string;
+  enabled: boolean;
+  demo?: boolean;
+  nameOptional?: boolean;
+}) {
   const [error, setError] = useState<string>();
   const [pending, setPending] = useState(false);
 
@@ -38,7 +48,9 @@ export function SignInForm({ returnTo, enabled, demo = false, nameOptional = fal
         return;
       }
       const problem = (await res.json().catch(() => ({}))) as Problem;
-      setError(res.status === 429 && problem.detail ? problem.detail : "Sign-in failed. Check the operator name and password and try again.");
+      setError(
+        res.status === 429 && problem.detail ? problem.detail : "Sign-in failed. Check the operator name and password and try again.",
+      );
     } catch {
       setError("Sign-in failed: the server did not answer. Try again.");
     }
@@ -63,9 +75,24 @@ export function SignInForm({ returnTo, enabled, demo = false, nameOptional = fal
       )}
       <form onSubmit={submit} className="form-stack">
         <label htmlFor="admin-operator">Operator</label>
-        <input id="admin-operator" name="operator" type="text" autoComplete="username" autoCapitalize="none" spellCheck={false} required={!nameOptional} />
+        <input
+          id="admin-operator"
+          name="operator"
+          type="text"
+          autoComplete="username"
+          autoCapitalize="none"
+          spellCheck={false}
+          required={!nameOptional}
+        />
         <label htmlFor="admin-password">Password</label>
-        <input id="admin-password" name="password" type="password" autoComplete="current-password" required aria-describedby={error ? "sign-in-error" : undefined} />
+        <input
+          id="admin-password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          aria-describedby={error ? "sign-in-error" : undefined}
+        />
         {error && (
           <p id="sign-in-error" className="error" role="alert">
             {error}

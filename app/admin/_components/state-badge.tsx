@@ -17,7 +17,10 @@ export function StateBadge({ state, stale, staleForMs, completedBy }: Props) {
         </span>
       )}
       {completedBy === "completer" && (
-        <span className="badge badge-completer" title="Its client had gone: the server's completer finished the work and stored this result (a client coming back later gets it replayed).">
+        <span
+          className="badge badge-completer"
+          title="Its client had gone: the server's completer finished the work and stored this result (a client coming back later gets it replayed)."
+        >
           by the completer
         </span>
       )}

@@ -13,12 +13,22 @@ import type { KeyFilters } from "./use-key-filters";
 const REFRESH_MS = 5_000;
 
 /** `partOf`: the tile counts keys another tile counts already (stale and needs attention are kinds of in progress). */
-type Tile = { id: "in_progress" | "completed" | "failed" | "expired" | "stale" | "needs_attention"; label: string; filter: Partial<KeyFilters>; partOf?: string };
+type Tile = {
+  id: "in_progress" | "completed" | "failed" | "expired" | "stale" | "needs_attention";
+  label: string;
+  filter: Partial<KeyFilters>;
+  partOf?: string;
+};
 
 const TILES: Tile[] = [
   { id: "in_progress", label: "In progress", filter: { state: "in_progress", staleOnly: false, expiredOnly: false } },
   { id: "stale", label: "Stale", filter: { state: undefined, staleOnly: true, expiredOnly: false }, partOf: "In progress" },
-  { id: "needs_attention", label: "Needs attention", filter: { state: "needs_attention", staleOnly: false, expiredOnly: false }, partOf: "In progress" },
+  {
+    id: "needs_attention",
+    label: "Needs attention",
+    filter: { state: "needs_attention", staleOnly: false, expiredOnly: false },
+    partOf: "In progress",
+  },
   { id: "completed", label: "Completed", filter: { state: "completed", staleOnly: false, expiredOnly: false } },
   { id: "failed", label: "Failed", filter: { state: "failed", staleOnly: false, expiredOnly: false } },
   { id: "expired", label: "Expired", filter: { state: "expired", staleOnly: false, expiredOnly: false } },
@@ -32,7 +42,9 @@ function shown(count: { value: number; kind: "exact" | "estimate" | "at_least" }
 
 export function StateCounts({ filters, update }: { filters: KeyFilters; update: (change: Partial<KeyFilters>) => void }) {
   const trpc = useTRPC();
-  const counts = useQuery(trpc.admin.keys.counts.queryOptions({ tenantId: filters.tenantId }, { refetchInterval: REFRESH_MS, placeholderData: keepPreviousData }));
+  const counts = useQuery(
+    trpc.admin.keys.counts.queryOptions({ tenantId: filters.tenantId }, { refetchInterval: REFRESH_MS, placeholderData: keepPreviousData }),
+  );
   const active = (tile: Tile) =>
     tile.id === "stale" ? filters.staleOnly : !filters.staleOnly && !filters.expiredOnly && filters.state === tile.filter.state;
   return (
@@ -42,7 +54,12 @@ export function StateCounts({ filters, update }: { filters: KeyFilters; update: 
       <ul className="counts">
         {TILES.map((tile) => (
           <li key={tile.id}>
-            <button type="button" className={tile.partOf ? "count count-part" : "count"} aria-pressed={active(tile)} onClick={() => update(tile.filter)}>
+            <button
+              type="button"
+              className={tile.partOf ? "count count-part" : "count"}
+              aria-pressed={active(tile)}
+              onClick={() => update(tile.filter)}
+            >
               {tile.partOf && <span className="count-of">of {tile.partOf}:</span>}
               <span className="count-value" data-testid={`count-${tile.id}`}>
                 {counts.data ? shown(counts.data[tile.id]) : "…"}
@@ -53,8 +70,8 @@ export function StateCounts({ filters, update }: { filters: KeyFilters; update: 
         ))}
       </ul>
       <p className="muted small" data-testid="counts-overlap">
-        In progress, Completed, Failed and Expired add up to every key. Stale and Needs attention count in-progress keys again, so
-        one key can be in all three: a key the completer gave up on needs attention and is usually stale too.
+        In progress, Completed, Failed and Expired add up to every key. Stale and Needs attention count in-progress keys again, so one key
+        can be in all three: a key the completer gave up on needs attention and is usually stale too.
       </p>
       <p className="muted small">
         {filters.tenantId

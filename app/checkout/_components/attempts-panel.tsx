@@ -41,7 +41,9 @@ function shownAttempts(attempts: Attempt[]): Shown[] {
     if (i === lastBeforeLoad && a.outcome === "network-error") return [{ attempt: a, state: "cut-off" }];
     if (a.outcome !== "sent") return [{ attempt: a, state: "settled" }];
     const samePage = (later: Attempt) => later.at < PAGE_LOADED_AT === a.at < PAGE_LOADED_AT;
-    const settled = attempts.slice(i + 1).some((later) => samePage(later) && later.attempt === a.attempt && later.outcome !== "sent" && later.outcome !== "joined");
+    const settled = attempts
+      .slice(i + 1)
+      .some((later) => samePage(later) && later.attempt === a.attempt && later.outcome !== "sent" && later.outcome !== "joined");
     if (settled) return [];
     // Sent by an earlier page that was reloaded before the answer came: that page never heard back.
     return [{ attempt: a, state: a.at < PAGE_LOADED_AT ? "cut-off" : "in-flight" }];
@@ -100,11 +102,11 @@ export function AttemptsPanel({ idempotencyKey }: { idempotencyKey?: string }) {
           )}
           <ol aria-label="Attempts" className="small">
             {shownAttempts(attempts).map(({ attempt: a, state }, i) => (
-                <li key={i}>
-                  {a.attempt > 1 ? `Retry ${a.attempt - 1}: ` : "Request: "}
-                  {state === "in-flight" ? "in flight…" : state === "cut-off" ? "cut off by the page reload" : outcomeText(a)}
-                </li>
-              ))}
+              <li key={i}>
+                {a.attempt > 1 ? `Retry ${a.attempt - 1}: ` : "Request: "}
+                {state === "in-flight" ? "in flight…" : state === "cut-off" ? "cut off by the page reload" : outcomeText(a)}
+              </li>
+            ))}
           </ol>
         </>
       )}

@@ -141,14 +141,28 @@ export function Checkout({ products }: { products: Product[] }) {
   }
 
   const last = attempts.filter((a) => a.at >= PAGE_LOADED_AT && a.outcome !== "sent" && a.outcome !== "joined").at(-1);
-  const note = flightKey ? (last && NOTES[last.outcome] ? NOTES[last.outcome]!(last.attempt) : flightKey === resumedKey ? RESUMING : "Paying…") : undefined;
+  const note = flightKey
+    ? last && NOTES[last.outcome]
+      ? NOTES[last.outcome]!(last.attempt)
+      : flightKey === resumedKey
+        ? RESUMING
+        : "Paying…"
+    : undefined;
   const busy = Boolean(flightKey);
   const shown = result && result.key === (flightKey || intentKey) ? result : undefined;
 
   const setQuantity = (sku: string, quantity: number) =>
-    update((c) => ({ ...c, items: quantity <= 0 ? c.items.filter((i) => i.sku !== sku) : c.items.map((i) => (i.sku === sku ? { ...i, quantity } : i)) }));
+    update((c) => ({
+      ...c,
+      items: quantity <= 0 ? c.items.filter((i) => i.sku !== sku) : c.items.map((i) => (i.sku === sku ? { ...i, quantity } : i)),
+    }));
   const add = (sku: string) =>
-    update((c) => ({ ...c, items: c.items.some((i) => i.sku === sku) ? c.items.map((i) => (i.sku === sku ? { ...i, quantity: i.quantity + 1 } : i)) : [...c.items, { sku, quantity: 1 }] }));
+    update((c) => ({
+      ...c,
+      items: c.items.some((i) => i.sku === sku)
+        ? c.items.map((i) => (i.sku === sku ? { ...i, quantity: i.quantity + 1 } : i))
+        : [...c.items, { sku, quantity: 1 }],
+    }));
 
   return (
     <div className="checkout">
@@ -180,7 +194,10 @@ export function Checkout({ products }: { products: Product[] }) {
           paidElsewhere ? (
             <p role="note">
               This cart was paid in another tab:{" "}
-              <a href={`/checkout/confirmation/${paidElsewhere.orderId}?key=${encodeURIComponent(paidElsewhere.key)}`}>see order {paidElsewhere.orderId}</a>.
+              <a href={`/checkout/confirmation/${paidElsewhere.orderId}?key=${encodeURIComponent(paidElsewhere.key)}`}>
+                see order {paidElsewhere.orderId}
+              </a>
+              .
             </p>
           ) : (
             <p className="muted">Your cart is empty.</p>
@@ -202,11 +219,21 @@ export function Checkout({ products }: { products: Product[] }) {
                   <td>{l.product.name}</td>
                   <td>
                     <div className="qty">
-                      <button type="button" className="secondary" onClick={() => setQuantity(l.sku, l.quantity - 1)} aria-label={`Fewer ${l.product.name}`}>
+                      <button
+                        type="button"
+                        className="secondary"
+                        onClick={() => setQuantity(l.sku, l.quantity - 1)}
+                        aria-label={`Fewer ${l.product.name}`}
+                      >
                         −
                       </button>
                       <span aria-label={`Quantity of ${l.product.name}`}>{l.quantity}</span>
-                      <button type="button" className="secondary" onClick={() => setQuantity(l.sku, l.quantity + 1)} aria-label={`More ${l.product.name}`}>
+                      <button
+                        type="button"
+                        className="secondary"
+                        onClick={() => setQuantity(l.sku, l.quantity + 1)}
+                        aria-label={`More ${l.product.name}`}
+                      >
                         +
                       </button>
                       <button type="button" className="link" onClick={() => setQuantity(l.sku, 0)} aria-label={`Remove ${l.product.name}`}>

@@ -6,7 +6,12 @@ const operation = (method: string, path: string, op: Partial<Operation["op"]>): 
   anchor: "x",
   method,
   path,
-  op: { operationId: "x", summary: "x", responses: { "201": { description: "x", content: { "application/json": { schema: {}, example: { ok: true } } } } }, ...op },
+  op: {
+    operationId: "x",
+    summary: "x",
+    responses: { "201": { description: "x", content: { "application/json": { schema: {}, example: { ok: true } } } } },
+    ...op,
+  },
 });
 
 describe("curlOf", () => {
@@ -32,7 +37,12 @@ describe("curlOf", () => {
   });
 
   it("spreads an exploded query object into parameters and sends no token where security is waived", () => {
-    const call = curlOf(operation("GET", "/v1/ledger", { security: [], parameters: [{ name: "filter", in: "query", required: true, schema: {}, example: { eventId: "evt 1" } }] }));
+    const call = curlOf(
+      operation("GET", "/v1/ledger", {
+        security: [],
+        parameters: [{ name: "filter", in: "query", required: true, schema: {}, example: { eventId: "evt 1" } }],
+      }),
+    );
     expect(call).toBe(`curl "$BASE/api/v1/ledger?eventId=evt+1"`);
   });
 });

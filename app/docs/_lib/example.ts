@@ -10,7 +10,9 @@ const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
 function urlOf({ path, op }: Operation): string {
   const params = op.parameters ?? [];
-  const filled = params.filter((p) => p.in === "path").reduce((url, p) => url.replace(`{${p.name}}`, encodeURIComponent(String(p.example))), path);
+  const filled = params
+    .filter((p) => p.in === "path")
+    .reduce((url, p) => url.replace(`{${p.name}}`, encodeURIComponent(String(p.example))), path);
   const query = new URLSearchParams();
   for (const p of params.filter((p) => p.in === "query" && p.example !== undefined)) {
     // An exploded object parameter sends its members as parameters of their own.

@@ -30,7 +30,13 @@ describe("fieldRows", () => {
 
 describe("sharedParameters", () => {
   it("keeps a parameter several operations describe alike, and its rows point at it", () => {
-    const key = { name: "Idempotency-Key", in: "header" as const, required: true, description: "A key.", schema: { type: "string", maxLength: 9 } };
+    const key = {
+      name: "Idempotency-Key",
+      in: "header" as const,
+      required: true,
+      description: "A key.",
+      schema: { type: "string", maxLength: 9 },
+    };
     const shared = sharedParameters([[key], [key], [{ ...key, name: "Other" }]]);
     expect(shared).toEqual([key]);
     expect(parameterRows([key], shared)[0]).toMatchObject({ sharedId: "parameter-header-idempotency-key", rules: [] });

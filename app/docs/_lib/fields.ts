@@ -13,14 +13,24 @@ const INLINE_ENUM = 8;
 export type LongEnum = { id: string; title: string; values: string[] };
 
 /** `sharedId`: the row's description is printed once, at this anchor, since many operations repeat it. */
-export type FieldRow = { name: string; in?: string; type: string; required: boolean; description?: string; rules: string[]; longEnum?: LongEnum; sharedId?: string };
+export type FieldRow = {
+  name: string;
+  in?: string;
+  type: string;
+  required: boolean;
+  description?: string;
+  rules: string[];
+  longEnum?: LongEnum;
+  sharedId?: string;
+};
 
 const code = (value: unknown) => `\`${JSON.stringify(value)}\``;
 
 /** A schema that may be null, as the schema without the null and a flag. */
 function unwrapNullable(schema: JsonSchema): { schema: JsonSchema; nullable: boolean } {
   const variants = schema.anyOf ?? schema.oneOf;
-  if (variants?.length === 2 && variants.some((v) => v.type === "null")) return { schema: variants.find((v) => v.type !== "null") ?? {}, nullable: true };
+  if (variants?.length === 2 && variants.some((v) => v.type === "null"))
+    return { schema: variants.find((v) => v.type !== "null") ?? {}, nullable: true };
   if (Array.isArray(schema.type) && schema.type.includes("null")) {
     const rest = schema.type.filter((t) => t !== "null");
     return { schema: { ...schema, type: rest.length === 1 ? rest[0] : rest }, nullable: true };
@@ -31,7 +41,9 @@ function unwrapNullable(schema: JsonSchema): { schema: JsonSchema; nullable: boo
 function typeOf(schema: JsonSchema): string {
   if (schema.const !== undefined) return "constant";
   if (schema.type === "array") return `array of ${typeOf(schema.items ?? {})}`;
-  const type = Array.isArray(schema.type) ? schema.type.join(" or ") : (schema.type ?? (schema.anyOf || schema.oneOf ? "one of several" : "any"));
+  const type = Array.isArray(schema.type)
+    ? schema.type.join(" or ")
+    : (schema.type ?? (schema.anyOf || schema.oneOf ? "one of several" : "any"));
   return schema.format ? `${type} (${schema.format})` : type;
 }
 
@@ -51,8 +63,10 @@ function rulesOf(schema: JsonSchema): string[] {
   if (schema.const !== undefined) rules.push(`Always ${code(schema.const)}.`);
   if (schema.enum && schema.enum.length <= INLINE_ENUM) rules.push(`One of ${schema.enum.map(code).join(", ")}.`);
   if (!schema.description) {
-    if (schema.minimum !== undefined || schema.maximum !== undefined) rules.push(`From ${schema.minimum ?? "−∞"} to ${schema.maximum ?? "∞"}.`);
-    if (schema.minLength !== undefined || schema.maxLength !== undefined) rules.push(`${schema.minLength ?? 0}–${schema.maxLength ?? "∞"} characters.`);
+    if (schema.minimum !== undefined || schema.maximum !== undefined)
+      rules.push(`From ${schema.minimum ?? "−∞"} to ${schema.maximum ?? "∞"}.`);
+    if (schema.minLength !== undefined || schema.maxLength !== undefined)
+      rules.push(`${schema.minLength ?? 0}–${schema.maxLength ?? "∞"} characters.`);
     if (schema.pattern && !schema.format) rules.push(`Matches \`${schema.pattern}\`.`);
   }
   if (schema.default !== undefined) rules.push(`Default ${code(schema.default)}.`);
@@ -103,8 +117,21 @@ export function parameterRows(parameters: Parameter[], shared: Parameter[] = [])
     }
     const longEnum = longEnumOf(p.schema, p.name);
     const description = p.description ?? p.schema.description;
-    const sharedId = shared.some((q) => q.in === p.in && q.name === p.name && q.description === p.description) ? sharedAnchorOf(p) : undefined;
-    return [{ name: p.name, in: p.in, type: typeOf(p.schema), required: p.required, description, rules: rulesOf({ ...p.schema, description }), longEnum, sharedId }];
+    const sharedId = shared.some((q) => q.in === p.in && q.name === p.name && q.description === p.description)
+      ? sharedAnchorOf(p)
+      : undefined;
+    return [
+      {
+        name: p.name,
+        in: p.in,
+        type: typeOf(p.schema),
+        required: p.required,
+        description,
+        rules: rulesOf({ ...p.schema, description }),
+        longEnum,
+        sharedId,
+      },
+    ];
   });
 }
 

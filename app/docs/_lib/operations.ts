@@ -24,7 +24,14 @@ export type JsonSchema = {
   $ref?: string;
 };
 
-export type Parameter = { name: string; in: "path" | "query" | "header"; required: boolean; description?: string; schema: JsonSchema; example?: unknown };
+export type Parameter = {
+  name: string;
+  in: "path" | "query" | "header";
+  required: boolean;
+  description?: string;
+  schema: JsonSchema;
+  example?: unknown;
+};
 
 type Media = { schema: JsonSchema; example?: unknown; examples?: Record<string, { value: unknown }> };
 
@@ -47,7 +54,12 @@ export type Operation = { anchor: string; method: string; path: string; op: Oper
 /** Every operation, in the document's order; the anchor is its operationId, which the document keeps unique. */
 export function operationsOf(doc: ApiDocument): Operation[] {
   return Object.entries(doc.paths).flatMap(([path, methods]) =>
-    Object.entries(methods as Record<string, OperationObject>).map(([method, op]) => ({ anchor: op.operationId, method: method.toUpperCase(), path, op })),
+    Object.entries(methods as Record<string, OperationObject>).map(([method, op]) => ({
+      anchor: op.operationId,
+      method: method.toUpperCase(),
+      path,
+      op,
+    })),
   );
 }
 

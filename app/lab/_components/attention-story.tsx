@@ -17,14 +17,14 @@ export function AttentionStory({ report, recount }: { report: LabReport; recount
     <div className="lab-attention small" data-testid="attention-story">
       {attention.finished ? (
         <p>
-          Finished: the key is no longer in progress. An operator&apos;s Resume now ran the completer once more with the same key and the same
-          provider key, so the provider charged once and the ledger booked one movement, as the counts above say.
+          Finished: the key is no longer in progress. An operator&apos;s Resume now ran the completer once more with the same key and the
+          same provider key, so the provider charged once and the ledger booked one movement, as the counts above say.
         </p>
       ) : attention.needsAttention ? (
         <p>
-          <strong>The key needs attention.</strong> The completer gave up after {tries} ({attention.lastError ?? "no answer"}); the
-          payment is pending and nobody has been charged. Nothing is lost: the key stays in progress, and the dashboard lists it under
-          “needs attention”. The provider is back now, so an operator can finish it: open the key{" "}
+          <strong>The key needs attention.</strong> The completer gave up after {tries} ({attention.lastError ?? "no answer"}); the payment
+          is pending and nobody has been charged. Nothing is lost: the key stays in progress, and the dashboard lists it under “needs
+          attention”. The provider is back now, so an operator can finish it: open the key{" "}
           <a href={keyHref(tenantId, key)} target="_blank" rel="noreferrer">
             {key} in the admin
           </a>{" "}

@@ -22,7 +22,12 @@ const TARGET_TITLE: Record<LabTarget, string> = {
 
 // True once React runs in the browser: before that a click on Run or a scenario would reach no handler and be lost.
 const noSubscription = () => () => {};
-const useHydrated = () => useSyncExternalStore(noSubscription, () => true, () => false);
+const useHydrated = () =>
+  useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -49,7 +54,9 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
         setResults({ scenario: scenario.id, byTarget: { ...byTarget } });
       }
     } catch (error) {
-      setFailure(error instanceof Error && error.name === "LabRequestError" ? error.message : "The run stopped: the lab could not reach the server.");
+      setFailure(
+        error instanceof Error && error.name === "LabRequestError" ? error.message : "The run stopped: the lab could not reach the server.",
+      );
     } finally {
       setRunning(null);
     }
@@ -73,7 +80,14 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
           <legend className="visually-hidden">Scenario</legend>
           {scenarios.map((s) => (
             <label key={s.id} className="lab-scenario">
-              <input type="radio" name="scenario" value={s.id} checked={s.id === chosen} onChange={() => setChosen(s.id)} disabled={!idle} />
+              <input
+                type="radio"
+                name="scenario"
+                value={s.id}
+                checked={s.id === chosen}
+                onChange={() => setChosen(s.id)}
+                disabled={!idle}
+              />
               <span>
                 <strong>{s.title}</strong>
                 <span className="small muted"> {s.story}</span>
@@ -82,14 +96,20 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
             </label>
           ))}
         </fieldset>
-        <p className="small muted">
-          Each run buys one {productName}. The twin runs second, after the protected checkout has finished.
-        </p>
+        <p className="small muted">Each run buys one {productName}. The twin runs second, after the protected checkout has finished.</p>
         <button type="button" onClick={() => void run()} disabled={!idle} aria-busy={running !== null}>
-          {running === null ? "Run scenario" : running === LabTarget.Protected ? "Running the protected checkout…" : "Running the unprotected twin…"}
+          {running === null
+            ? "Run scenario"
+            : running === LabTarget.Protected
+              ? "Running the protected checkout…"
+              : "Running the unprotected twin…"}
         </button>
         <p role="status" className="small">
-          {running !== null ? `Running “${scenario.title}”…` : results ? `Finished “${scenarios.find((s) => s.id === results.scenario)?.title}”.` : ""}
+          {running !== null
+            ? `Running “${scenario.title}”…`
+            : results
+              ? `Finished “${scenarios.find((s) => s.id === results.scenario)?.title}”.`
+              : ""}
         </p>
         {failure ? <p className="error">{failure}</p> : null}
       </section>
@@ -101,7 +121,11 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
             return (
               <section key={target} className={`card lab-result lab-${target}`} aria-labelledby={`lab-${target}-title`}>
                 <h2 id={`lab-${target}-title`}>{TARGET_TITLE[target]}</h2>
-                {outcome ? <Outcome outcome={outcome} target={target} recount={() => recount(target, outcome)} /> : <p className="muted">{running === target ? "Running…" : "Waiting."}</p>}
+                {outcome ? (
+                  <Outcome outcome={outcome} target={target} recount={() => recount(target, outcome)} />
+                ) : (
+                  <p className="muted">{running === target ? "Running…" : "Waiting."}</p>
+                )}
               </section>
             );
           })}
@@ -144,7 +168,8 @@ function crashStory(steps: LabReport["steps"]): string | null {
 function verdict(report: LabReport): { text: string; tone: "good" | "bad" | "wait" } {
   const { counts, attention } = report;
   if (counts.providerCharges > 1) return { text: `Charged ${plural(counts.providerCharges, "time")} for one purchase.`, tone: "bad" };
-  if (counts.refundMovements > counts.providerRefunds) return { text: `One refund at the provider, booked ${plural(counts.refundMovements, "time")}.`, tone: "bad" };
+  if (counts.refundMovements > counts.providerRefunds)
+    return { text: `One refund at the provider, booked ${plural(counts.refundMovements, "time")}.`, tone: "bad" };
   if (counts.providerCharges === 0 && counts.pendingPayments > 0) {
     return attention?.needsAttention
       ? { text: "Not charged yet: the key needs attention, and an operator can finish it.", tone: "wait" }
@@ -179,7 +204,10 @@ function Outcome({ outcome, target, recount }: { outcome: Outcome; target: LabTa
         ) : (
           "No Idempotency-Key: every request is a new payment."
         )}{" "}
-        Payments: <span className="mono" data-testid={`${target}-payment-ids`}>{counts.paymentIds.join(" ") || "none"}</span>
+        Payments:{" "}
+        <span className="mono" data-testid={`${target}-payment-ids`}>
+          {counts.paymentIds.join(" ") || "none"}
+        </span>
       </p>
       <dl className="lab-counts" aria-label="What really happened">
         <div>

@@ -24,7 +24,13 @@ const describe = (sent: Sent): string => {
   return `${sent.status}${"replayed" in sent && sent.replayed ? " replayed" : ""}`;
 };
 
-export async function playScenario(scenario: LabScenario, start: LabStart, target: LabTarget, cart: Cart, log: (a: BrowserAttempt) => void): Promise<void> {
+export async function playScenario(
+  scenario: LabScenario,
+  start: LabStart,
+  target: LabTarget,
+  cart: Cart,
+  log: (a: BrowserAttempt) => void,
+): Promise<void> {
   let firstSent: number | undefined;
   let requests = 0;
   const note = (client: number, request: number | undefined, outcome: string) => {

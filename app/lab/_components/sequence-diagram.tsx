@@ -39,7 +39,16 @@ const BREAK_HEIGHT = 24;
 /** A gap this long between two steps is drawn as a break with its length. */
 const BREAK_MS = 250;
 
-const COLOR = { text: "#1f2328", muted: "#57606a", line: "#8c959f", arrow: "#0b5cad", inside: "#b3261e", completer: "#6639ba", break: "#f3f4f6", wait: "#bf8700" };
+const COLOR = {
+  text: "#1f2328",
+  muted: "#57606a",
+  line: "#8c959f",
+  arrow: "#0b5cad",
+  inside: "#b3261e",
+  completer: "#6639ba",
+  break: "#f3f4f6",
+  wait: "#bf8700",
+};
 
 /** A duplicate's wait for the key, as the middleware reported it (recorded at the moment it began). */
 const WAIT = /^waited (\d+) ms for the key/;
@@ -120,14 +129,37 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
         >
           {lanes.map((lane, i) => (
             <g key={lane}>
-              <text x={laneX(lane)} y={i % 2 === 0 ? 16 : 32} textAnchor="middle" fontWeight="700" fill={lane === "completer" ? COLOR.completer : COLOR.text}>
+              <text
+                x={laneX(lane)}
+                y={i % 2 === 0 ? 16 : 32}
+                textAnchor="middle"
+                fontWeight="700"
+                fill={lane === "completer" ? COLOR.completer : COLOR.text}
+              >
                 {lane}
               </text>
-              <line x1={laneX(lane)} y1={i % 2 === 0 ? 20 : HEAD - 8} x2={laneX(lane)} y2={height - 4} stroke={COLOR.line} strokeDasharray="4 4" />
+              <line
+                x1={laneX(lane)}
+                y1={i % 2 === 0 ? 20 : HEAD - 8}
+                x2={laneX(lane)}
+                y2={height - 4}
+                stroke={COLOR.line}
+                strokeDasharray="4 4"
+              />
             </g>
           ))}
           {waits.map((w, i) => (
-            <rect key={`wait-${i}`} className="sequence-wait" x={laneX("app") - 5} y={w.from} width={10} height={w.to - w.from} fill={COLOR.wait} fillOpacity={0.35} stroke={COLOR.wait}>
+            <rect
+              key={`wait-${i}`}
+              className="sequence-wait"
+              x={laneX("app") - 5}
+              y={w.from}
+              width={10}
+              height={w.to - w.from}
+              fill={COLOR.wait}
+              fillOpacity={0.35}
+              stroke={COLOR.wait}
+            >
               <title>{`a duplicate waited ${w.ms} ms for the key, from here until the attempt it waited for had finished`}</title>
             </rect>
           ))}
@@ -135,7 +167,13 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
             row.kind === "break" ? (
               <g key={i}>
                 <rect x={0} y={row.y} width={width} height={BREAK_HEIGHT - 6} fill={COLOR.break} />
-                <text x={TIME_WIDTH + (lanes.length * LANE_GAP) / 2} y={row.y + 13} textAnchor="middle" fill={COLOR.muted} fontStyle="italic">
+                <text
+                  x={TIME_WIDTH + (lanes.length * LANE_GAP) / 2}
+                  y={row.y + 13}
+                  textAnchor="middle"
+                  fill={COLOR.muted}
+                  fontStyle="italic"
+                >
                   … {seconds(row.gapMs)} …
                 </text>
               </g>
@@ -145,7 +183,16 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
           )}
           <defs>
             {[COLOR.arrow, COLOR.completer].map((color) => (
-              <marker key={color} id={`${marker}-${color.slice(1)}`} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+              <marker
+                key={color}
+                id={`${marker}-${color.slice(1)}`}
+                viewBox="0 0 10 10"
+                refX="9"
+                refY="5"
+                markerWidth="7"
+                markerHeight="7"
+                orient="auto-start-reverse"
+              >
                 <path d="M 0 0 L 10 5 L 0 10 z" fill={color} />
               </marker>
             ))}
@@ -156,35 +203,47 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
       <Legend shows={shown(steps, rows, waits.length > 0)} />
       <details className="steps-details">
         <summary className="small">Every step as text ({steps.length})</summary>
-      <table className="table steps-table">
-        <caption className="small muted">{title}: every recorded step, in order (ms after request #1 arrived)</caption>
-        <thead>
-          <tr>
-            <th scope="col" className="num">
-              ms
-            </th>
-            <th scope="col">from</th>
-            <th scope="col">to</th>
-            <th scope="col">step</th>
-          </tr>
-        </thead>
-        <tbody>
-          {steps.map((step, i) => (
-            <tr key={i}>
-              <td className="num">{step.t.toFixed(1)}</td>
-              <td>{step.from}</td>
-              <td>{step.to}</td>
-              <td className="wrap">{step.label}</td>
+        <table className="table steps-table">
+          <caption className="small muted">{title}: every recorded step, in order (ms after request #1 arrived)</caption>
+          <thead>
+            <tr>
+              <th scope="col" className="num">
+                ms
+              </th>
+              <th scope="col">from</th>
+              <th scope="col">to</th>
+              <th scope="col">step</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {steps.map((step, i) => (
+              <tr key={i}>
+                <td className="num">{step.t.toFixed(1)}</td>
+                <td>{step.from}</td>
+                <td>{step.to}</td>
+                <td className="wrap">{step.label}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </details>
     </figure>
   );
 }
 
-function StepRow({ row, x1, x2, labelX, marker }: { row: Extract<Row, { kind: "step" }>; x1: number; x2: number; labelX: number; marker: string }) {
+function StepRow({
+  row,
+  x1,
+  x2,
+  labelX,
+  marker,
+}: {
+  row: Extract<Row, { kind: "step" }>;
+  x1: number;
+  x2: number;
+  labelX: number;
+  marker: string;
+}) {
   const { step, y, lines } = row;
   const arrowY = y + FONT - 4;
   const color = step.from === "completer" || step.to === "completer" ? COLOR.completer : x1 === x2 ? COLOR.inside : COLOR.arrow;
@@ -196,7 +255,15 @@ function StepRow({ row, x1, x2, labelX, marker }: { row: Extract<Row, { kind: "s
       {x1 === x2 ? (
         <path d={`M ${x1} ${arrowY - 5} h 16 v 10 h -16`} fill="none" stroke={color} strokeWidth="1.5" />
       ) : (
-        <line x1={x1} y1={arrowY} x2={x2 + (x2 > x1 ? -4 : 4)} y2={arrowY} stroke={color} strokeWidth="1.5" markerEnd={`url(#${marker}-${color.slice(1)})`} />
+        <line
+          x1={x1}
+          y1={arrowY}
+          x2={x2 + (x2 > x1 ? -4 : 4)}
+          y2={arrowY}
+          stroke={color}
+          strokeWidth="1.5"
+          markerEnd={`url(#${marker}-${color.slice(1)})`}
+        />
       )}
       <text x={labelX} y={y + FONT - 1} fill={COLOR.text}>
         {lines.map((line, i) => (
@@ -224,9 +291,24 @@ function shown(steps: Step[], rows: Row[], wait: boolean): Shown {
 }
 
 const LEGEND: { show: keyof Shown; term: string; meaning: string }[] = [
-  { show: "wait", term: "a yellow bar", meaning: "a duplicate request waiting for the key, from when it began to when the attempt it waited for had finished; then it gets that attempt's answer." },
-  { show: "fence", term: "fence N", meaning: "how many times the key has been taken up; only the attempt holding the newest fence may write, so a stopped worker that wakes up late changes nothing." },
-  { show: "recoveryPoint", term: "recovery point", meaning: "a phase committed on its own; whoever takes the key over resumes after it and never repeats it (the provider gets the same key again and answers from its record)." },
+  {
+    show: "wait",
+    term: "a yellow bar",
+    meaning:
+      "a duplicate request waiting for the key, from when it began to when the attempt it waited for had finished; then it gets that attempt's answer.",
+  },
+  {
+    show: "fence",
+    term: "fence N",
+    meaning:
+      "how many times the key has been taken up; only the attempt holding the newest fence may write, so a stopped worker that wakes up late changes nothing.",
+  },
+  {
+    show: "recoveryPoint",
+    term: "recovery point",
+    meaning:
+      "a phase committed on its own; whoever takes the key over resumes after it and never repeats it (the provider gets the same key again and answers from its record).",
+  },
   { show: "pause", term: "… 3.0 s …", meaning: "time passing between two steps, drawn as a break: rows follow the order, not the clock." },
   { show: "loop", term: "a loop on one lane", meaning: "something inside that part, such as the simulated crash." },
   { show: "completer", term: "purple arrows", meaning: "the completer: the server finishing a key whose client did not come back." },

@@ -20,7 +20,8 @@ export function createRouter(sql: Sql) {
       .input(z.object({ account: z.string().min(1), amount: z.number().int().positive() }))
       .concat(idempotency.atomic())
       .mutation(async ({ ctx, input }) => {
-        const [row] = await ctx.idempotency.tx`insert into deposits (key, account, amount) values (${ctx.idempotency.key}, ${input.account}, ${input.amount}) returning id`;
+        const [row] = await ctx.idempotency
+          .tx`insert into deposits (key, account, amount) values (${ctx.idempotency.key}, ${input.account}, ${input.amount}) returning id`;
         return { depositId: Number(row!.id), ...input };
       }),
   });

@@ -5,6 +5,9 @@ import { answerHeaders, contextOf, headersOf, type AppRouter } from "./app.js";
 
 export function expressApp(router: AppRouter) {
   const app = express();
-  app.use("/trpc", createExpressMiddleware({ router, createContext: ({ req }) => contextOf(headersOf(req.headers)), responseMeta: answerHeaders }));
+  app.use(
+    "/trpc",
+    createExpressMiddleware({ router, createContext: ({ req }) => contextOf(headersOf(req.headers)), responseMeta: answerHeaders }),
+  );
   return app;
 }

@@ -5,7 +5,11 @@ import { answerHeaders, contextOf, headersOf, type AppRouter } from "./app.js";
 
 export async function fastifyApp(router: AppRouter) {
   const app = fastify();
-  const trpcOptions: FastifyTRPCPluginOptions<AppRouter>["trpcOptions"] = { router, createContext: ({ req }) => contextOf(headersOf(req.headers)), responseMeta: answerHeaders };
+  const trpcOptions: FastifyTRPCPluginOptions<AppRouter>["trpcOptions"] = {
+    router,
+    createContext: ({ req }) => contextOf(headersOf(req.headers)),
+    responseMeta: answerHeaders,
+  };
   await app.register(fastifyTRPCPlugin, { prefix: "/trpc", trpcOptions });
   return app;
 }

@@ -28,7 +28,11 @@ let sql: Sql;
 const stops: (() => Promise<unknown>)[] = [];
 const adapters: Record<string, Send> = {};
 
-const json = (key: string, input: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json", "Idempotency-Key": key }, body: JSON.stringify(input) });
+const json = (key: string, input: unknown): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json", "Idempotency-Key": key },
+  body: JSON.stringify(input),
+});
 
 before(async () => {
   db = await startDatabase();
@@ -88,7 +92,10 @@ for (const name of ["nextjs", "express", "fastify"]) {
     it("runs ten duplicates sent at once one time: one deposit, ten identical bodies", async () => {
       const key = `${name}-${crypto.randomUUID()}`;
       const answers = await Promise.all(Array.from({ length: 10 }, () => send(key, { account: "acct_1", amount: 100 })));
-      assert.deepEqual(answers.map((a) => a.status), Array(10).fill(200));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array(10).fill(200),
+      );
       assert.equal(new Set(await Promise.all(answers.map((a) => a.text()))).size, 1);
       assert.equal(await depositsFor(key), 1);
     });

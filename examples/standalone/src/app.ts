@@ -28,7 +28,8 @@ export function createApp(sql: Sql, provider: Provider, options: { leaseMs?: num
       .input(z.object({ account: z.string().min(1), amount: z.number().int().positive() }))
       .concat(idempotency.atomic())
       .mutation(async ({ ctx, input }) => {
-        const [row] = await ctx.idempotency.tx`insert into deposits (key, account, amount) values (${ctx.idempotency.key}, ${input.account}, ${input.amount}) returning id`;
+        const [row] = await ctx.idempotency
+          .tx`insert into deposits (key, account, amount) values (${ctx.idempotency.key}, ${input.account}, ${input.amount}) returning id`;
         return { depositId: Number(row!.id), ...input };
       }),
     pay: t.procedure
@@ -38,7 +39,8 @@ export function createApp(sql: Sql, provider: Provider, options: { leaseMs?: num
         // A business refusal after the claim: final, so it is stored and every retry gets it back.
         if (input.to === CLOSED_ACCOUNT) throw new TRPCError({ code: "FORBIDDEN", message: "The recipient's account is closed." });
         const transfer = await ctx.idempotency.phase("recorded", async (tx) => {
-          const [row] = await tx`insert into transfers (key, amount, recipient) values (${ctx.idempotency.key}, ${input.amount}, ${input.to}) returning id`;
+          const [row] =
+            await tx`insert into transfers (key, amount, recipient) values (${ctx.idempotency.key}, ${input.amount}, ${input.to}) returning id`;
           return { id: Number(row!.id) };
         });
         const { chargeId } = await provider.charge({ key: ctx.idempotency.downstreamKey, amount: input.amount });

@@ -10,12 +10,16 @@ import { createApp, databaseProvider } from "../src/app.js";
 const [url, key] = process.argv.slice(2) as [string, string];
 const sql = postgres(url, { max: 2, onnotice: () => {} });
 // A short lease (the test's), so the test need not wait long before the key counts as abandoned.
-const app = createApp(sql, {
-  charge: async (charge) => {
-    await databaseProvider(sql).charge(charge);
-    process.stdout.write("charged\n");
-    return new Promise(() => {});
+const app = createApp(
+  sql,
+  {
+    charge: async (charge) => {
+      await databaseProvider(sql).charge(charge);
+      process.stdout.write("charged\n");
+      return new Promise(() => {});
+    },
   },
-}, { leaseMs: 1_000 });
+  { leaseMs: 1_000 },
+);
 const caller = app.createCaller({ headers: new Headers({ "Idempotency-Key": key }), tenant: { id: "example" } });
 await caller.pay({ amount: 2500, to: "acct_crash" });

@@ -31,7 +31,11 @@ let sql: Sql;
 let base: string;
 let stop: () => Promise<void>;
 const post = (procedure: "deposit" | "pay", key: string, input: unknown) =>
-  fetch(`${base}/${procedure}`, { method: "POST", headers: { "content-type": "application/json", "Idempotency-Key": key }, body: JSON.stringify(input) });
+  fetch(`${base}/${procedure}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "Idempotency-Key": key },
+    body: JSON.stringify(input),
+  });
 
 const transfersFor = async (key: string) => (await sql`select count(*)::int as n from transfers where key = ${key}`)[0]!.n as number;
 /** The provider's charges for a downstream key derived from `key` (it starts with neither), and how often it was called for them. */
@@ -46,7 +50,8 @@ async function lockWaiters(expected: number): Promise<number> {
   let waiting = 0;
   for (let i = 0; i < 200 && waiting < expected; i++) {
     await new Promise((r) => setTimeout(r, 50));
-    [{ n: waiting }] = await sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    [{ n: waiting }] =
+      await sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
   }
   return waiting;
 }
@@ -84,7 +89,10 @@ describe("the example, exactly once", () => {
     }
     const responses = await pending;
     const bodies = await Promise.all(responses.map((r) => r.text()));
-    assert.deepEqual(responses.map((r) => r.status), Array(20).fill(200));
+    assert.deepEqual(
+      responses.map((r) => r.status),
+      Array(20).fill(200),
+    );
     assert.equal(new Set(bodies).size, 1, "every answer is byte-identical");
     assert.equal(responses.filter((r) => r.headers.get("idempotent-replayed") === "true").length, 19);
     const [row] = await sql`select count(*)::int as n from deposits where key = ${key}`;
@@ -120,7 +128,9 @@ describe("the example, exactly once", () => {
 
   it("a process killed after its recovery point: the completer finishes it once, a later retry replays", async () => {
     const key = `crash-${Date.now()}`;
-    const child = spawn(process.execPath, ["--import", "tsx", "test/crash-child.ts", db.url, key], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "test/crash-child.ts", db.url, key], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     for (let i = 0; i < 300 && !out.includes("charged"); i++) await new Promise((r) => setTimeout(r, 50));
@@ -139,7 +149,10 @@ describe("the example, exactly once", () => {
     });
     await new Promise((r) => setTimeout(r, LEASE_MS + 200));
     const outcomes = await completer.completeDueKeys({ key });
-    assert.deepEqual(outcomes.map((o) => o.outcome), ["completed"]);
+    assert.deepEqual(
+      outcomes.map((o) => o.outcome),
+      ["completed"],
+    );
 
     const retry = await post("pay", key, { amount: 2500, to: "acct_crash" });
     assert.equal(retry.status, 200);
@@ -151,7 +164,10 @@ describe("the example, exactly once", () => {
   });
 
   it("npm start: serves on loopback, a retry replays, and Ctrl-C lets the payment in flight answer, a second Ctrl-C notwithstanding", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, DATABASE_URL: db.url, PORT: "0" }, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: { ...process.env, DATABASE_URL: db.url, PORT: "0" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const exited = once(child, "exit");
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -163,7 +179,11 @@ describe("the example, exactly once", () => {
     const origin = /listening on (http:\/\/\S+)/.exec(out)?.[1];
     assert.match(origin ?? out, /^http:\/\/127\.0\.0\.1:\d+$/, "it listens on loopback");
     const pay = (key: string) =>
-      fetch(`${origin}/pay`, { method: "POST", headers: { "content-type": "application/json", "Idempotency-Key": key }, body: JSON.stringify({ amount: 700, to: "acct_start" }) });
+      fetch(`${origin}/pay`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "Idempotency-Key": key },
+        body: JSON.stringify({ amount: 700, to: "acct_start" }),
+      });
 
     const key = `start-${Date.now()}`;
     const first = await pay(key);

@@ -12,7 +12,17 @@ import { parseArgs } from "node:util";
 import { toJunit } from "./junit";
 import { checkOptions, runChecks } from "./run";
 import { formatRow, formatTable } from "./table";
-import { CHECKS, FailureKind, PROFILE_NAMES, SetupError, UsageError, type CountScope, type Header, type ProfileName, type Report } from "./types";
+import {
+  CHECKS,
+  FailureKind,
+  PROFILE_NAMES,
+  SetupError,
+  UsageError,
+  type CountScope,
+  type Header,
+  type ProfileName,
+  type Report,
+} from "./types";
 
 const USAGE = `usage: exactly-once-check URL --data JSON [--data-alt JSON] [-H "Name: value"]...
     [--other-header "Name: value"]... [--count-url URL] [--count-scope credential|global]
@@ -48,12 +58,17 @@ const SECRET_HEADERS = ["authorization", "proxy-authorization", "cookie", "set-c
 /** The report with the values of `names` (request and answer headers) replaced. */
 export function redact(report: Report, names: string[]): Report {
   const secret = new Set(names.map((n) => n.toLowerCase()));
-  const clean = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, secret.has(k.toLowerCase()) ? "[redacted]" : v]));
+  const clean = (h: Record<string, string>) =>
+    Object.fromEntries(Object.entries(h).map(([k, v]) => [k, secret.has(k.toLowerCase()) ? "[redacted]" : v]));
   return {
     ...report,
     checks: report.checks.map((c) => ({
       ...c,
-      exchanges: c.exchanges.map((x) => ({ ...x, request: { ...x.request, headers: clean(x.request.headers) }, ...(x.answer ? { answer: { ...x.answer, headers: clean(x.answer.headers) } } : {}) })),
+      exchanges: c.exchanges.map((x) => ({
+        ...x,
+        request: { ...x.request, headers: clean(x.request.headers) },
+        ...(x.answer ? { answer: { ...x.answer, headers: clean(x.answer.headers) } } : {}),
+      })),
     })),
   };
 }
@@ -121,12 +136,15 @@ export function parseCli(argv: string[]) {
   }
   const { values: v, positionals } = parsed;
   if (v.help) return { help: true as const };
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "missing URL" : `one URL expected, got ${positionals.length}`);
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length === 0 ? "missing URL" : `one URL expected, got ${positionals.length}`);
   if (v.data === undefined) throw new UsageError("missing --data");
-  if (!(PROFILE_NAMES as readonly string[]).includes(v.profile)) throw new UsageError(`--profile must be core, ietf, stripe or exactly-once, not "${v.profile}"`);
+  if (!(PROFILE_NAMES as readonly string[]).includes(v.profile))
+    throw new UsageError(`--profile must be core, ietf, stripe or exactly-once, not "${v.profile}"`);
   if (v["fail-on"] !== "any" && v["fail-on"] !== "unsafe") throw new UsageError(`--fail-on must be any or unsafe, not "${v["fail-on"]}"`);
   const countScope = v["count-scope"];
-  if (countScope !== undefined && countScope !== "credential" && countScope !== "global") throw new UsageError(`--count-scope must be credential or global, not "${countScope}"`);
+  if (countScope !== undefined && countScope !== "credential" && countScope !== "global")
+    throw new UsageError(`--count-scope must be credential or global, not "${countScope}"`);
   if (countScope !== undefined && v["count-url"] === undefined) throw new UsageError("--count-scope needs --count-url");
   const options = checkOptions({
     url: httpUrl(positionals[0]!, "URL"),
@@ -169,7 +187,9 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const usage = error instanceof UsageError;
     const hint = usage && !(error instanceof SetupError) ? " (--help for usage)" : "";
-    process.stderr.write(`exactly-once-check: ${usage ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}${hint}\n`);
+    process.stderr.write(
+      `exactly-once-check: ${usage ? "" : "internal error: "}${error instanceof Error ? error.message : String(error)}${hint}\n`,
+    );
     process.exit(2);
   },
 );

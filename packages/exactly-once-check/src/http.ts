@@ -40,7 +40,12 @@ export function prepare(clock: Clock, label: string, request: SentRequest, timeo
   const headers: Record<string, string> = { ...request.headers };
   if (body) headers["content-length"] = String(body.length);
   const exchange: Exchange = { label, request, startedAt: new Date().toISOString(), sentMs: clock.now(), answeredMs: 0 };
-  const req = (url.protocol === "https:" ? https : http).request(url, { method: request.method, headers, agent: false, timeout: timeoutMs });
+  const req = (url.protocol === "https:" ? https : http).request(url, {
+    method: request.method,
+    headers,
+    agent: false,
+    timeout: timeoutMs,
+  });
   let connected!: () => void;
   const ready = new Promise<void>((resolve) => (connected = resolve));
   req.on("socket", (socket) => {

@@ -9,7 +9,13 @@ export function xmlEscape(text: string): string {
 }
 
 const evidence = (c: CheckResult) =>
-  [...c.details, ...c.exchanges.map((x) => `${x.startedAt} ${x.label}: ${x.request.method} ${x.request.url} → ${x.answer ? `${x.answer.status} ${x.answer.body.slice(0, 300)}` : x.error}`)].join("\n");
+  [
+    ...c.details,
+    ...c.exchanges.map(
+      (x) =>
+        `${x.startedAt} ${x.label}: ${x.request.method} ${x.request.url} → ${x.answer ? `${x.answer.status} ${x.answer.body.slice(0, 300)}` : x.error}`,
+    ),
+  ].join("\n");
 
 export function toJunit(report: Report): string {
   const failures = report.checks.filter((c) => c.verdict === "fail").length;

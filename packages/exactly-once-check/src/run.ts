@@ -63,7 +63,9 @@ export async function runChecks(options: CheckOptions, onProgress: (p: Progress)
     const result: CheckResult = {
       name,
       verdict: "skip" in outcome ? Verdict.Skip : findings.length ? Verdict.Fail : Verdict.Pass,
-      ...(findings.length ? { failure: findings.some((f) => f.kind === FailureKind.Unsafe) ? FailureKind.Unsafe : FailureKind.Deviation } : {}),
+      ...(findings.length
+        ? { failure: findings.some((f) => f.kind === FailureKind.Unsafe) ? FailureKind.Unsafe : FailureKind.Deviation }
+        : {}),
       summary: "skip" in outcome ? outcome.skip : outcome.summary,
       findings,
       details: probe.details,

@@ -8,7 +8,8 @@ const clip = (s: string) => (s.length > EVIDENCE_CHARS ? `${s.slice(0, EVIDENCE_
 /** "pass", "skip", or how it failed: "unsafe" or "deviation". */
 const outcome = (c: CheckResult) => c.failure ?? c.verdict;
 
-export const formatRow = (c: CheckResult) => `${MARK[c.verdict]} ${c.name.padEnd(12)} ${outcome(c).padEnd(9)} ${`${c.ms} ms`.padStart(8)}  ${clip(c.summary)}`;
+export const formatRow = (c: CheckResult) =>
+  `${MARK[c.verdict]} ${c.name.padEnd(12)} ${outcome(c).padEnd(9)} ${`${c.ms} ms`.padStart(8)}  ${clip(c.summary)}`;
 
 export function formatTable(report: Report): string {
   const n = (v: string) => report.checks.filter((c) => c.verdict === v).length;

@@ -5,8 +5,10 @@ import type { Profile } from "./profiles";
 import { UsageError, type Answer, type CheckOptions, type Exchange, type Header, type SentRequest } from "./types";
 
 export const successful = (a: Answer | undefined): boolean => a !== undefined && a.status >= 200 && a.status < 300;
-export const sameAnswer = (a: Answer | undefined, b: Answer | undefined) => a !== undefined && b !== undefined && a.status === b.status && a.body === b.body;
-export const brief = (x: Exchange) => (x.answer ? `${x.answer.status} in ${Math.round(x.answeredMs - x.sentMs)} ms` : `no answer (${x.error})`);
+export const sameAnswer = (a: Answer | undefined, b: Answer | undefined) =>
+  a !== undefined && b !== undefined && a.status === b.status && a.body === b.body;
+export const brief = (x: Exchange) =>
+  x.answer ? `${x.answer.status} in ${Math.round(x.answeredMs - x.sentMs)} ms` : `no answer (${x.error})`;
 
 function mergeHeaders(base: Header[], over: Header[]): Header[] {
   const replaced = new Set(over.map(([n]) => n.toLowerCase()));
@@ -20,7 +22,8 @@ function mergeHeaders(base: Header[], over: Header[]): Header[] {
  */
 export function derivePayload(data: string): string {
   const value: unknown = JSON.parse(data);
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new UsageError("--data is not a JSON object: give --data-alt");
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new UsageError("--data is not a JSON object: give --data-alt");
   const entries = Object.entries(value as Record<string, unknown>);
   const decimal = /^\d+(\.\d+)?$/;
   const numeric = entries.find(([, v]) => typeof v === "number" || (typeof v === "string" && decimal.test(v)));
@@ -134,7 +137,8 @@ export class Target {
     const problem = (a.headers["content-type"] ?? "").startsWith("application/problem+json");
     if (this.profile.errorBodies === "problem+json") {
       if (!problem) return `Content-Type ${a.headers["content-type"] ?? "(none)"}, not application/problem+json`;
-      if (!o || typeof o.type !== "string" || typeof o.title !== "string" || o.status !== a.status) return "problem+json without type, title and a status equal to the HTTP status";
+      if (!o || typeof o.type !== "string" || typeof o.title !== "string" || o.status !== a.status)
+        return "problem+json without type, title and a status equal to the HTTP status";
       return undefined;
     }
     if (problem || /rel="?describedby/.test(a.headers.link ?? "") || (o && typeof o.error === "object")) return undefined;

@@ -28,7 +28,8 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 /** Well-formed enough for a CI parser: outside tags no raw `<`, `>` or bare `&`; inside, attributes quoted and escaped. */
 function assertWellFormed(xml: string): void {
   const tags = xml.match(/<[^<>]*>/g) ?? [];
-  for (const tag of tags) expect(tag).toMatch(/^<(\?xml( [a-z]+="[^"<&]*")*\?|\/?[a-zA-Z]+( [a-z]+="([^"<&]|&(amp|lt|gt|quot|apos);)*")*\/?)>$/);
+  for (const tag of tags)
+    expect(tag).toMatch(/^<(\?xml( [a-z]+="[^"<&]*")*\?|\/?[a-zA-Z]+( [a-z]+="([^"<&]|&(amp|lt|gt|quot|apos);)*")*\/?)>$/);
   const text = xml.replace(/<[^<>]*>/g, "");
   expect(text).not.toMatch(/[<>]/);
   expect(text).not.toMatch(/&(?!(amp|lt|gt|quot|apos);)/);
@@ -46,7 +47,23 @@ describe("exactly-once-check", () => {
     try {
       const json = path.join(dir, "ok.json");
       const junit = path.join(dir, "ok.xml");
-      const run = await cli([server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--other-header", "Authorization: Bearer two", "--count-url", server.url, "--ttl", "1", "--json", json, "--junit", junit]);
+      const run = await cli([
+        server.url,
+        "--data",
+        DATA,
+        "-H",
+        "Authorization: Bearer one",
+        "--other-header",
+        "Authorization: Bearer two",
+        "--count-url",
+        server.url,
+        "--ttl",
+        "1",
+        "--json",
+        json,
+        "--junit",
+        junit,
+      ]);
       expect(run.code, run.stdout + run.stderr).toBe(0);
       expect(run.stdout).toMatch(/8 checks: 7 passed, 0 failed \(0 unsafe, 0 deviation\), 1 skipped/);
       expect(run.stderr).toMatch(/^\[3\/8\] burst: pass \(\d+ ms\)$/m);
@@ -55,7 +72,16 @@ describe("exactly-once-check", () => {
       expect(text).not.toMatch(/Bearer (one|two)/);
       expect(text).toMatch(/"authorization": "\[redacted\]"/i);
       const report = JSON.parse(text) as Report;
-      expect(report.checks.map((c) => c.name)).toEqual(["replay", "mismatch", "burst", "in-flight", "missing-key", "key-format", "scope", "expiry"]);
+      expect(report.checks.map((c) => c.name)).toEqual([
+        "replay",
+        "mismatch",
+        "burst",
+        "in-flight",
+        "missing-key",
+        "key-format",
+        "scope",
+        "expiry",
+      ]);
       const burst = report.checks.find((c) => c.name === "burst")!;
       expect(burst.exchanges.filter((x) => x.label.startsWith("burst #"))).toHaveLength(20);
       expect(burst.exchanges.every((x) => typeof x.startedAt === "string" && x.answeredMs >= x.sentMs)).toBe(true);
@@ -77,7 +103,9 @@ describe("exactly-once-check", () => {
       expect(run.stdout).toMatch(/8 checks: 4 passed, 1 failed \(1 unsafe, 0 deviation\), 3 skipped/);
       const xml = readFileSync(junit, "utf8");
       assertWellFormed(xml);
-      expect(xml).toMatch(/<testcase classname="exactly-once-check.core" name="mismatch" time="[\d.]+">\n\s+<failure message="a silent success[^"]*" type="unsafe">/);
+      expect(xml).toMatch(
+        /<testcase classname="exactly-once-check.core" name="mismatch" time="[\d.]+">\n\s+<failure message="a silent success[^"]*" type="unsafe">/,
+      );
       expect(xml).toMatch(/<skipped message="needs --other-header/);
     } finally {
       await server.stop();
@@ -106,8 +134,14 @@ describe("exactly-once-check", () => {
     try {
       for (const [args, message] of [
         [[server.url, "--data", DATA], /^exactly-once-check: the server refused the credential \(401\): check -H$/],
-        [[server.url, "--data", '{"currency":"EUR","n":1}', "-H", "Authorization: Bearer one"], /^exactly-once-check: the server refused --data \(400 .*amount is required.*\): give a --data \(and -H\) it accepts$/],
-        [[server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--count-url", `${server.url}/nope`], /^exactly-once-check: --count-url: 404 in \d+ ms; give a GET that counts what the endpoint creates$/],
+        [
+          [server.url, "--data", '{"currency":"EUR","n":1}', "-H", "Authorization: Bearer one"],
+          /^exactly-once-check: the server refused --data \(400 .*amount is required.*\): give a --data \(and -H\) it accepts$/,
+        ],
+        [
+          [server.url, "--data", DATA, "-H", "Authorization: Bearer one", "--count-url", `${server.url}/nope`],
+          /^exactly-once-check: --count-url: 404 in \d+ ms; give a GET that counts what the endpoint creates$/,
+        ],
       ] as [string[], RegExp][]) {
         const run = await cli(args);
         expect(run.code, run.stdout + run.stderr).toBe(2);
@@ -183,7 +217,16 @@ describe("the JUnit report", () => {
           summary: nasty,
           findings: [{ kind: "unsafe", text: nasty }],
           details: [nasty],
-          exchanges: [{ label: nasty, request: { method: "POST", url: "http://h/", headers: {} }, startedAt: "t", sentMs: 0, answeredMs: 1, answer: { status: 500, headers: {}, body: nasty } }],
+          exchanges: [
+            {
+              label: nasty,
+              request: { method: "POST", url: "http://h/", headers: {} },
+              startedAt: "t",
+              sentMs: 0,
+              answeredMs: 1,
+              answer: { status: 500, headers: {}, body: nasty },
+            },
+          ],
           ms: 1,
         },
       ],

@@ -24,7 +24,11 @@ const ALL_PASS: Record<CheckName, Verdict> = {
 const CAUGHT_BY: Record<Flaw, [CheckName, FailureKind, RegExp]> = {
   race: ["burst", "unsafe", /different successful answers .*expected \+1/],
   "no-fingerprint": ["mismatch", "unsafe", /a silent success \(201, the first payload's stored answer\)/],
-  "byte-fingerprint": ["replay", "deviation", /the same payload with its fields reordered was refused \(422\): the fingerprint is over bytes/],
+  "byte-fingerprint": [
+    "replay",
+    "deviation",
+    /the same payload with its fields reordered was refused \(422\): the fingerprint is over bytes/,
+  ],
   "generic-duplicate": ["replay", "unsafe", /the replay answered 409, the first 201/],
   "re-render": ["replay", "unsafe", /the replay's body differs from the first answer's from byte/],
   "shared-keys": ["scope", "unsafe", /the second credential received the first one's stored answer/],
@@ -69,7 +73,10 @@ describe("the gallery", () => {
     it(`a correct server: no unsafe finding under ${profile}, and a transient 5xx does not fail replay`, async () => {
       const { report, vector, why } = await verdicts({}, profile);
       expect(vector.replay, why).toBe("pass");
-      expect(report.checks.filter((c) => c.failure === "unsafe"), why).toEqual([]);
+      expect(
+        report.checks.filter((c) => c.failure === "unsafe"),
+        why,
+      ).toEqual([]);
       if (profile === "core") expect(vector, why).toEqual({ ...ALL_PASS, "key-format": "skip" });
     });
 
@@ -80,7 +87,10 @@ describe("the gallery", () => {
     const strict = await verdicts({ minimal: true }, "exactly-once");
     const failed = strict.report.checks.filter((c) => c.verdict === "fail");
     expect(failed.map((c) => c.name).sort(), strict.why).toEqual(["in-flight", "key-format", "mismatch", "missing-key"]);
-    expect(failed.every((c) => c.failure === "deviation"), strict.why).toBe(true);
+    expect(
+      failed.every((c) => c.failure === "deviation"),
+      strict.why,
+    ).toBe(true);
   });
 
   it("a --count-url that counts every credential's payments: scope finds that out and passes", async () => {
@@ -99,7 +109,9 @@ describe("the gallery", () => {
     });
   }
 
-  for (const [flaw, [check]] of (Object.entries(CAUGHT_BY) as [Flaw, [CheckName, FailureKind, RegExp]][]).filter(([, [, kind]]) => kind === "unsafe")) {
+  for (const [flaw, [check]] of (Object.entries(CAUGHT_BY) as [Flaw, [CheckName, FailureKind, RegExp]][]).filter(
+    ([, [, kind]]) => kind === "unsafe",
+  )) {
     it(`${flaw}: core catches it too, as unsafe`, async () => {
       const { report, why } = await verdicts({ flaw }, "core");
       expect(report.checks.find((c) => c.name === check)!.failure, why).toBe("unsafe");

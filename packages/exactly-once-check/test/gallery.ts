@@ -18,7 +18,17 @@ import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-export const FLAWS = ["race", "no-fingerprint", "byte-fingerprint", "generic-duplicate", "re-render", "shared-keys", "cached-5xx", "no-in-flight", "never-expires"] as const;
+export const FLAWS = [
+  "race",
+  "no-fingerprint",
+  "byte-fingerprint",
+  "generic-duplicate",
+  "re-render",
+  "shared-keys",
+  "cached-5xx",
+  "no-in-flight",
+  "never-expires",
+] as const;
 export type Flaw = (typeof FLAWS)[number];
 
 type Payment = { id: string; amount: string; currency: string; destination: string; createdAt: string };
@@ -36,11 +46,22 @@ function parseKey(raw: string, minimal: boolean): string | undefined {
 /** Key order does not make two payloads different. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (v && typeof v === "object") return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
+  if (v && typeof v === "object")
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
   return JSON.stringify(v);
 }
 
-export type GalleryOptions = { flaw?: Flaw; ttlMs: number; workMs?: number; blipOn?: number; minimal?: boolean; count?: "credential" | "global" };
+export type GalleryOptions = {
+  flaw?: Flaw;
+  ttlMs: number;
+  workMs?: number;
+  blipOn?: number;
+  minimal?: boolean;
+  count?: "credential" | "global";
+};
 
 export async function startGalleryServer(options: GalleryOptions) {
   const { flaw, ttlMs, minimal = false } = options;
@@ -54,7 +75,9 @@ export async function startGalleryServer(options: GalleryOptions) {
 
   const answer = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = typeof body === "string" ? body : JSON.stringify(body);
-    res.writeHead(status, { "content-type": status >= 400 && !minimal ? "application/problem+json" : "application/json", ...headers }).end(text);
+    res
+      .writeHead(status, { "content-type": status >= 400 && !minimal ? "application/problem+json" : "application/json", ...headers })
+      .end(text);
     return text;
   };
   const problem = (res: http.ServerResponse, status: number, type: string, title: string, headers?: Record<string, string>) =>
@@ -96,14 +119,25 @@ export async function startGalleryServer(options: GalleryOptions) {
     keys.set(scope, record);
     await sleep(workMs);
     if (++executions === blipOn) {
-      if (flaw === "cached-5xx") Object.assign(record, { state: "done", status: 502, body: answer(res, 502, { type: "about:blank", title: "Provider unavailable", status: 502 }) });
+      if (flaw === "cached-5xx")
+        Object.assign(record, {
+          state: "done",
+          status: 502,
+          body: answer(res, 502, { type: "about:blank", title: "Provider unavailable", status: 502 }),
+        });
       else {
         keys.delete(scope);
         problem(res, 502, "provider", "Provider unavailable");
       }
       return;
     }
-    const payment: Payment = { id: `pay_${randomUUID()}`, amount: input.amount!, currency: input.currency!, destination: input.destination!, createdAt: new Date().toISOString() };
+    const payment: Payment = {
+      id: `pay_${randomUUID()}`,
+      amount: input.amount!,
+      currency: input.currency!,
+      destination: input.destination!,
+      createdAt: new Date().toISOString(),
+    };
     payments.set(credential, [...(payments.get(credential) ?? []), payment]);
     Object.assign(record, { state: "done", status: 201, payment, body: answer(res, 201, render(payment)) });
   }
@@ -116,7 +150,8 @@ export async function startGalleryServer(options: GalleryOptions) {
     req.on("end", () => {
       const counted = options.count === "global" ? [...payments.values()].flat() : (payments.get(credential) ?? []);
       if (req.method === "GET" && req.url === "/payments") return void answer(res, 200, { data: counted });
-      if (req.method === "POST" && req.url === "/payments") return void create(req, res, credential, Buffer.concat(chunks).toString("utf8"));
+      if (req.method === "POST" && req.url === "/payments")
+        return void create(req, res, credential, Buffer.concat(chunks).toString("utf8"));
       problem(res, 404, "not-found", "Not found");
     });
   });

@@ -71,7 +71,11 @@ export function decide(row: store.Decidable | undefined, fingerprint: string): D
 }
 
 /** The event a take is reported as. */
-const TAKEN: Record<string, IdempotencyEvent["type"]> = { [Decision.Claim]: E.Claimed, [Decision.Takeover]: E.Takeover, [Decision.Replace]: E.Expired };
+const TAKEN: Record<string, IdempotencyEvent["type"]> = {
+  [Decision.Claim]: E.Claimed,
+  [Decision.Takeover]: E.Takeover,
+  [Decision.Replace]: E.Expired,
+};
 
 /** Reports how the key was taken (claimed, taken over, replaced after expiry), once the flavour holds it. */
 export function announce(a: Attempt, owned: Owned): void {

@@ -45,7 +45,9 @@ export type Settled<R> = { result: R; stored?: StoredResponse };
 
 /** What an attempt's result stores: its outcome, or a released key (an unexpected error: a retry runs again). */
 function rowOf(outcome: store.Outcome | undefined): store.Put {
-  return outcome ? { state: outcome.state, leaseMs: null, status: outcome.status, body: outcome.body } : { state: KeyState.InProgress, leaseMs: 0, status: null, body: null };
+  return outcome
+    ? { state: outcome.state, leaseMs: null, status: outcome.status, body: outcome.body }
+    : { state: KeyState.InProgress, leaseMs: 0, status: null, body: null };
 }
 
 /** Reports what the attempt stored under `fence`, once it committed. */

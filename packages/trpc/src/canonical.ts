@@ -19,7 +19,10 @@ import { createHash } from "node:crypto";
 
 export class NotCanonicalizableError extends Error {
   override readonly name = "NotCanonicalizableError";
-  constructor(readonly path: string, what: string) {
+  constructor(
+    readonly path: string,
+    what: string,
+  ) {
     super(`Cannot fingerprint ${what} at ${path || "the input"}`);
   }
 }

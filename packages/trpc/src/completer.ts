@@ -13,7 +13,15 @@
  */
 import { TRPCError } from "@trpc/server";
 import type { Sql } from "postgres";
-import { claimDue, giveUp, markCompletedByCompleter, recordCompleterFailure, storedInput, type CompletionPolicy, type DueKey } from "./completion.js";
+import {
+  claimDue,
+  giveUp,
+  markCompletedByCompleter,
+  recordCompleterFailure,
+  storedInput,
+  type CompletionPolicy,
+  type DueKey,
+} from "./completion.js";
 import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors.js";
 import { IdempotencyEventType } from "./events.js";
 import { IDEMPOTENCY_KEY_HEADER } from "./key.js";
@@ -103,7 +111,8 @@ export const completionPolicy = (intervalMs = 5000): CompletionPolicy => ({
  */
 export function settleWithinMs(policy: CompletionPolicy, leaseMs: number, intervalMs: number): number {
   let total = leaseMs + intervalMs;
-  for (let attempt = 0; attempt < policy.maxAttempts; attempt++) total += Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** attempt) + intervalMs;
+  for (let attempt = 0; attempt < policy.maxAttempts; attempt++)
+    total += Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** attempt) + intervalMs;
   return total;
 }
 
@@ -127,7 +136,8 @@ export function createCompleter(options: CompleterOptions): Completer {
   async function runKey(sql: Sql, due: DueKey, policy: CompletionPolicy): Promise<KeyOutcome> {
     const ref = { tenantId: due.tenantId, key: due.key };
     const fields = { key: due.key, tenantId: due.tenantId, procedure: due.procedure, attempt: due.attempt };
-    const event = (type: IdempotencyEventType) => options.onEvent?.({ type, tenantId: due.tenantId, key: due.key, procedure: due.procedure });
+    const event = (type: IdempotencyEventType) =>
+      options.onEvent?.({ type, tenantId: due.tenantId, key: due.key, procedure: due.procedure });
     const needsAttention = async (reason: string): Promise<KeyOutcome> => {
       await giveUp(sql, ref, reason);
       event(IdempotencyEventType.CompleterGaveUp);
@@ -161,7 +171,11 @@ export function createCompleter(options: CompleterOptions): Completer {
     }
     if (failure instanceof NotResumableError) return needsAttention(failure.message);
     const problem = decided?.decision === "refused" ? decided.problem : undefined;
-    if (decided?.decision === "replayed" || problem instanceof IdempotencyKeyInProgressError || problem instanceof IdempotencyLeaseLostError) {
+    if (
+      decided?.decision === "replayed" ||
+      problem instanceof IdempotencyKeyInProgressError ||
+      problem instanceof IdempotencyLeaseLostError
+    ) {
       // A client retry or another instance got there first: nothing to do, nothing to alarm anyone about.
       const detail = decided?.decision === "replayed" ? "already finished" : "held by another attempt";
       log.debug({ ...fields, detail }, "completer: lost the key to another attempt");

@@ -68,7 +68,9 @@ export async function claimDue(sql: Sql, o: ClaimOptions): Promise<DueKey[]> {
       completer_error = case when due.exhausted then coalesce(k.completer_error, 'the attempt limit was reached') else k.completer_error end
     from due where k.tenant_id = due.tenant_id and k.key = due.key
     returning k.tenant_id, k.key, k.procedure, k.request, k.completer_attempts as attempt, due.exhausted as gave_up`;
-  return rows.filter((r) => !r.gave_up).map((r) => ({ tenantId: r.tenant_id, key: r.key, procedure: r.procedure, request: r.request, attempt: r.attempt }));
+  return rows
+    .filter((r) => !r.gave_up)
+    .map((r) => ({ tenantId: r.tenant_id, key: r.key, procedure: r.procedure, request: r.request, attempt: r.attempt }));
 }
 
 /** The completer stored the key's result itself: say so on the key. A completed key changes no more, so this needs no fence. */

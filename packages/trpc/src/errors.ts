@@ -28,7 +28,10 @@ export class IdempotencyKeyInvalidError extends IdempotencyError {
   readonly code = "BAD_REQUEST";
   readonly problem = "idempotency-key-invalid";
   /** `reason`: what is wrong with a structured-field value; without it, the key's length or characters. */
-  constructor(readonly length: number, reason?: string) {
+  constructor(
+    readonly length: number,
+    reason?: string,
+  ) {
     super(
       reason
         ? `The Idempotency-Key header ${reason}.`
@@ -42,7 +45,10 @@ export class IdempotencyKeyMismatchError extends IdempotencyError {
   readonly status = 422;
   readonly code = "UNPROCESSABLE_CONTENT";
   readonly problem = "idempotency-key-mismatch";
-  constructor(readonly key: string, readonly storedProcedure: string) {
+  constructor(
+    readonly key: string,
+    readonly storedProcedure: string,
+  ) {
     super("This Idempotency-Key was first used for a different request; use a new key for a new operation.");
   }
 }
@@ -52,7 +58,11 @@ export class IdempotencyKeyInProgressError extends IdempotencyError {
   readonly status = 409;
   readonly code = "CONFLICT";
   readonly problem = "idempotency-key-in-progress";
-  constructor(readonly key: string, readonly retryAfterSeconds: number, options?: { cause?: unknown }) {
+  constructor(
+    readonly key: string,
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
     super("A request with this Idempotency-Key is still being processed; retry after the time given in Retry-After.", options);
   }
 }
@@ -67,7 +77,10 @@ export class IdempotencyLeaseLostError extends IdempotencyError {
   readonly code = "CONFLICT";
   readonly problem = "idempotency-lease-lost";
   readonly retryAfterSeconds = 1;
-  constructor(readonly key: string, readonly fence: number) {
+  constructor(
+    readonly key: string,
+    readonly fence: number,
+  ) {
     super("This attempt lost its claim on the Idempotency-Key to a newer attempt; retry to get that attempt's result.");
   }
 }

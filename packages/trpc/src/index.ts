@@ -10,13 +10,34 @@ export { createIdempotencyProcedures, type IdempotencyMeta } from "./procedures.
 // What the middleware decided for a request, for the caller to answer with.
 export { idempotencyHeaders, idempotencyOutcome, REPLAYED_HEADER, type IdempotencyOutcome } from "./outcome.js";
 export { createRuntime, type RuntimeOptions } from "./runtime.js";
-export type { AtomicHandle, IdempotencyContext, IdempotencyEventSink, IdempotencyRuntime, ProcedureOptions, RecoverableHandle, StoredResponse, TransactionLimits } from "./types.js";
+export type {
+  AtomicHandle,
+  IdempotencyContext,
+  IdempotencyEventSink,
+  IdempotencyRuntime,
+  ProcedureOptions,
+  RecoverableHandle,
+  StoredResponse,
+  TransactionLimits,
+} from "./types.js";
 // The SET LOCAL of those limits, for the app's own transactions outside the middleware.
 export { setLocalLimits } from "./transaction.js";
 export { migrate, pendingMigrations, type MigrateOptions } from "./migrate.js";
 
 // Finishing keys whose client never came back, and deleting expired ones.
-export { completionPolicy, createCompleter, NotResumableError, settleWithinMs, type Completer, type CompleterOptions, type CompletionPolicy, type DueRef, type KeyOutcome, type Rerun, type RunOptions } from "./completer.js";
+export {
+  completionPolicy,
+  createCompleter,
+  NotResumableError,
+  settleWithinMs,
+  type Completer,
+  type CompleterOptions,
+  type CompletionPolicy,
+  type DueRef,
+  type KeyOutcome,
+  type Rerun,
+  type RunOptions,
+} from "./completer.js";
 export { startExpirySweep, type ExpirySweepOptions } from "./sweep.js";
 
 // What operators do to keys, and the rules their views read keys by (SQL fragments on an aliased key table).

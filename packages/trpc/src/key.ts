@@ -18,7 +18,7 @@ import { IdempotencyKeyInvalidError, IdempotencyKeyMissingError } from "./errors
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 const VALID = /^[\x21-\x7E]{1,255}$/;
 
-const NOT_ONE_STRING = "must be one structured-field string without parameters (\"abc\"), or a bare key (abc)";
+const NOT_ONE_STRING = 'must be one structured-field string without parameters ("abc"), or a bare key (abc)';
 
 /** The string inside a structured-field string, or why the value is not one. */
 function structured(value: string): { key: string } | { refused: string } {

@@ -61,7 +61,9 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<s
 export async function pendingMigrations(sql: Sql, options: MigrateOptions = {}): Promise<string[]> {
   const schema = options.schema ?? "public";
   const names = await migrationNames();
-  const [record] = await sql<{ present: boolean }[]>`select to_regclass(${`${quoteIdent(schema)}.exactly_once_migrations`}) is not null as present`;
+  const [record] = await sql<
+    { present: boolean }[]
+  >`select to_regclass(${`${quoteIdent(schema)}.exactly_once_migrations`}) is not null as present`;
   if (!record!.present) return names;
   const applied = new Set((await sql<{ name: string }[]>`select name from ${sql(schema)}.exactly_once_migrations`).map((row) => row.name));
   return names.filter((name) => !applied.has(name));

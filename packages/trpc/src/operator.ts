@@ -22,7 +22,11 @@ export type CleanupOptions = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Deletes expired keys in batches until none are left (or `signal` aborts); returns how many. */
-export async function deleteExpired(sql: () => Sql, onEvent: IdempotencyEventSink | undefined, options: CleanupOptions = {}): Promise<number> {
+export async function deleteExpired(
+  sql: () => Sql,
+  onEvent: IdempotencyEventSink | undefined,
+  options: CleanupOptions = {},
+): Promise<number> {
   const batchSize = options.batchSize ?? 5000;
   const duty = options.dutyCycle ?? 0.25;
   let total = 0;
@@ -30,7 +34,8 @@ export async function deleteExpired(sql: () => Sql, onEvent: IdempotencyEventSin
     const started = performance.now();
     const deleted = await store.deleteExpiredBatch(sql(), batchSize, options.tenantId);
     total += deleted;
-    if (deleted > 0) onEvent?.({ type: IdempotencyEventType.Expired, tenantId: options.tenantId ?? "*", key: "*", procedure: "*", count: deleted });
+    if (deleted > 0)
+      onEvent?.({ type: IdempotencyEventType.Expired, tenantId: options.tenantId ?? "*", key: "*", procedure: "*", count: deleted });
     if (deleted < batchSize) break;
     const busy = performance.now() - started;
     await sleep((busy * (1 - duty)) / duty);

@@ -51,7 +51,10 @@ export const refused = (procedure: string, problem: IdempotencyError): Idempoten
   procedure,
   decision: "refused",
   problem,
-  headers: "retryAfterSeconds" in problem && typeof problem.retryAfterSeconds === "number" ? { "Retry-After": String(problem.retryAfterSeconds) } : {},
+  headers:
+    "retryAfterSeconds" in problem && typeof problem.retryAfterSeconds === "number"
+      ? { "Retry-After": String(problem.retryAfterSeconds) }
+      : {},
 });
 
 /** What the middleware decided for the latest idempotent call made with these request headers, if any was made. */

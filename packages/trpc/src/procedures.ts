@@ -45,7 +45,13 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
   const runtimeOf = typeof runtime === "function" ? runtime : () => runtime;
   const t = initTRPC.context<TCtx>().meta<IdempotencyMeta>().create();
 
-  function attempt(runtime: IdempotencyRuntime<TTx>, ctx: IdempotencyContext, path: string, input: unknown, options: ProcedureOptions): Attempt {
+  function attempt(
+    runtime: IdempotencyRuntime<TTx>,
+    ctx: IdempotencyContext,
+    path: string,
+    input: unknown,
+    options: ProcedureOptions,
+  ): Attempt {
     let key: string;
     try {
       key = readIdempotencyKey(ctx.headers);
@@ -76,7 +82,8 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
     const stored = { status: row.responseStatus!, body: row.responseBody! };
     a.event("replayed", { status: stored.status, fence: row.fence });
     const outcome: IdempotencyOutcome = { procedure: a.procedure, decision: "replayed", stored, headers: { [REPLAYED_HEADER]: "true" } };
-    if (row.state === KeyState.Completed) return { outcome, result: { ok: true as const, data: JSON.parse(stored.body) as unknown, marker: middlewareMarker, ctx } };
+    if (row.state === KeyState.Completed)
+      return { outcome, result: { ok: true as const, data: JSON.parse(stored.body) as unknown, marker: middlewareMarker, ctx } };
     return { outcome, result: { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker } };
   }
 
@@ -87,7 +94,13 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
    * outcome.ts); a refusal (a missing key, a mismatch, a key in progress or
    * lost) is noted and thrown on to tRPC.
    */
-  async function decide<R>(ctx: TCtx, path: string, input: unknown, options: ProcedureOptions, run: (r: IdempotencyRuntime<TTx>, a: Attempt) => Promise<Acquired<R>>) {
+  async function decide<R>(
+    ctx: TCtx,
+    path: string,
+    input: unknown,
+    options: ProcedureOptions,
+    run: (r: IdempotencyRuntime<TTx>, a: Attempt) => Promise<Acquired<R>>,
+  ) {
     try {
       const r = runtimeOf(ctx);
       const a = attempt(r, ctx, path, input, options);
@@ -111,12 +124,16 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
     atomic: (options: ProcedureOptions = {}) =>
       t.procedure.use(({ ctx, meta, path, input, next }) =>
         // tRPC hands the middleware its context as a simplified copy of TCtx's type.
-        decide(ctx as TCtx, path, input, options, (r, a) => runAtomic(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }))),
+        decide(ctx as TCtx, path, input, options, (r, a) =>
+          runAtomic(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } })),
+        ),
       ),
     /** Handlers call out between `ctx.idempotency.phase(...)`s, with `ctx.idempotency.downstreamKey`. */
     recoverable: (options: ProcedureOptions = {}) =>
       t.procedure.use(({ ctx, meta, path, input, next }) =>
-        decide(ctx as TCtx, path, input, options, (r, a) => runRecoverable(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } }))),
+        decide(ctx as TCtx, path, input, options, (r, a) =>
+          runRecoverable(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } })),
+        ),
       ),
   };
 }

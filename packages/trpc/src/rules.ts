@@ -19,7 +19,13 @@ export const DisplayState = {
 } as const;
 export type DisplayState = (typeof DisplayState)[keyof typeof DisplayState];
 
-export const DISPLAY_STATES = [DisplayState.InProgress, DisplayState.Completed, DisplayState.Failed, DisplayState.Expired, DisplayState.NeedsAttention] as const;
+export const DISPLAY_STATES = [
+  DisplayState.InProgress,
+  DisplayState.Completed,
+  DisplayState.Failed,
+  DisplayState.Expired,
+  DisplayState.NeedsAttention,
+] as const;
 export const STORED_STATES = [KeyState.InProgress, KeyState.Completed, KeyState.Failed] as const;
 
 /** Past its retention: treated as new by the middleware, deleted by the sweep. */

@@ -12,17 +12,7 @@
  * batched replay-count updates stay HOT.
  */
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  check,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-} from "drizzle-orm/pg-core";
+import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { KeyState, type CompletedBy } from "./states.js";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
@@ -47,8 +37,12 @@ export const idempotencyKeys = pgTable(
     responseStatus: integer("response_status"),
     /** The response body exactly as first sent, so a replay is byte for byte the same. */
     responseBody: text("response_body"),
-    createdAt: ts("created_at").notNull().default(sql`now()`),
-    updatedAt: ts("updated_at").notNull().default(sql`now()`),
+    createdAt: ts("created_at")
+      .notNull()
+      .default(sql`now()`),
+    updatedAt: ts("updated_at")
+      .notNull()
+      .default(sql`now()`),
     completedAt: ts("completed_at"),
     expiresAt: ts("expires_at").notNull(),
     replayCount: integer("replay_count").notNull().default(0),
@@ -76,12 +70,11 @@ export const idempotencyKeys = pgTable(
     index("idempotency_keys_tenant_state_created_idx").on(t.tenantId, t.state, t.createdAt, t.key),
     index("idempotency_keys_state_created_idx").on(t.state, t.createdAt, t.key),
     // The completer's due-key query: only in-progress keys, in the order their leases ran out.
-    index("idempotency_keys_due_idx").on(t.lockedUntil).where(sql`${t.state} = 'in_progress'`),
+    index("idempotency_keys_due_idx")
+      .on(t.lockedUntil)
+      .where(sql`${t.state} = 'in_progress'`),
     check("idempotency_keys_state_check", sql`${t.state} in ('in_progress', 'completed', 'failed')`),
-    check(
-      "idempotency_keys_result_check",
-      sql`(${t.state} = 'in_progress') = (${t.responseStatus} is null)`,
-    ),
+    check("idempotency_keys_result_check", sql`(${t.state} = 'in_progress') = (${t.responseStatus} is null)`),
   ],
 );
 

@@ -70,7 +70,12 @@ type RawRow = RawClaim & {
 
 const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as Record<string, unknown>));
 
-const toClaim = (r: RawClaim): Claim => ({ fence: Number(r.fence), generation: r.generation, recoveryPoint: r.recovery_point, recoveryData: json(r.recovery_data) });
+const toClaim = (r: RawClaim): Claim => ({
+  fence: Number(r.fence),
+  generation: r.generation,
+  recoveryPoint: r.recovery_point,
+  recoveryData: json(r.recovery_data),
+});
 
 export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
 
@@ -113,7 +118,10 @@ export function take(q: ISql, k: KeyRef, lockId: string) {
       select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}) r on true`;
 }
 
-type RawPeek = Pick<RawRow, "procedure" | "fingerprint" | "state" | "fence" | "response_status" | "response_body" | "expired" | "lease_over">;
+type RawPeek = Pick<
+  RawRow,
+  "procedure" | "fingerprint" | "state" | "fence" | "response_status" | "response_body" | "expired" | "lease_over"
+>;
 
 /**
  * The key row as the atomic flavour first looks at it, in the round trip
@@ -174,7 +182,9 @@ const insertRow = (q: ISql, r: Request, p: Put) => q`
        case when ${p.state}::text <> ${KeyState.InProgress} then now() end,
        now() + ${r.ttlMs}::float8 * interval '1 millisecond', ${r.traceId})`;
 
-const returningClaim = once((q) => q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`);
+const returningClaim = once(
+  (q) => q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`,
+);
 
 /**
  * Takes a key that has no row: a plain INSERT, fence 1. Only a writer holding
@@ -321,7 +331,6 @@ export function release(q: ISql, k: KeyRef, fence: number) {
     where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
     returning 1`;
 }
-
 
 /**
  * An operator ends the lease of an in-progress key now, whoever holds it (no

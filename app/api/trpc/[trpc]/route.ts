@@ -74,7 +74,11 @@ async function POST(req: Request): Promise<Response> {
     return refuse(error);
   }
   // A request of a failure-lab run (demo mode only) is recorded and may meet its run's simulations.
-  return trpcEdge(new Request(req.url, { method: "POST", headers: req.headers, body: text }), procedures, handleWith(procedures.length === 1 ? text : undefined));
+  return trpcEdge(
+    new Request(req.url, { method: "POST", headers: req.headers, body: text }),
+    procedures,
+    handleWith(procedures.length === 1 ? text : undefined),
+  );
 }
 
 const observedGet = instrument.http("/api/trpc/[trpc]", GET);

@@ -7,7 +7,13 @@ import { ProviderCalls } from "../../_components/provider-calls";
 export const metadata: Metadata = { title: "Order confirmed" };
 export const dynamic = "force-dynamic";
 
-export default async function ConfirmationPage({ params, searchParams }: { params: Promise<{ orderId: string }>; searchParams: Promise<{ key?: string }> }) {
+export default async function ConfirmationPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ orderId: string }>;
+  searchParams: Promise<{ key?: string }>;
+}) {
   const { orderId } = await params;
   const { key } = await searchParams;
   const caller = await storefrontCaller();

@@ -52,7 +52,8 @@ export default async function ProblemTypePage({ params }: Params) {
         <h2>Members</h2>
         <ul>
           <li>
-            <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>: as in RFC 9457; <code>detail</code> is for people.
+            <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>: as in RFC 9457; <code>detail</code> is for
+            people.
           </li>
           {members.map(([name, schema]) => (
             <li key={name}>

@@ -22,12 +22,19 @@ export async function burst(p: Probe): Promise<Outcome> {
   const xs = await p.sendTogether(Array.from({ length: n }, (_, i) => ({ label: `burst #${i + 1}`, request: p.target.postKey(key) })));
   const after = await p.count("count after");
   const sent = xs.map((x) => x.sentMs);
-  p.note(`${n} requests on ${n} connections, bodies released within ${(Math.max(...sent) - Math.min(...sent)).toFixed(1)} ms: ${tally(xs)}`);
+  p.note(
+    `${n} requests on ${n} connections, bodies released within ${(Math.max(...sent) - Math.min(...sent)).toFixed(1)} ms: ${tally(xs)}`,
+  );
   const successes = xs.filter((x) => successful(x.answer)).map((x) => x.answer as Answer);
   const findings: Finding[] = [];
   if (successes.length === 0) findings.push(deviation(`no request succeeded (${tally(xs)})`));
   const distinct = [...new Set(successes.map((a) => `${a.status} ${a.body}`))];
-  if (distinct.length > 1) findings.push(unsafe(`${distinct.length} different successful answers (it ran more than once) ${firstDifference(successes[0]!.body, successes.find((a) => !sameAnswer(a, successes[0]))!.body)}`));
+  if (distinct.length > 1)
+    findings.push(
+      unsafe(
+        `${distinct.length} different successful answers (it ran more than once) ${firstDifference(successes[0]!.body, successes.find((a) => !sameAnswer(a, successes[0]))!.body)}`,
+      ),
+    );
   findings.push(...countChange(before, after, 1, "for the burst (one key)"));
   return verdict(findings, `one execution: every success identical (${tally(xs)})${before !== undefined ? ", count +1" : ""}`);
 }
@@ -70,7 +77,8 @@ export async function inFlight(p: Probe): Promise<Outcome> {
         const form = p.target.errorFormProblem(a);
         if (form) findings.push(deviation(`${d.label}: the ${a.status}: ${form}`));
         const retryAfter = a.headers["retry-after"];
-        if (p.profile.conflictRetryAfter && !(retryAfter && /^\d+$/.test(retryAfter) && Number(retryAfter) >= 1)) findings.push(deviation(`${d.label}: the 409 has no Retry-After of whole seconds ≥ 1 (${retryAfter ?? "none"})`));
+        if (p.profile.conflictRetryAfter && !(retryAfter && /^\d+$/.test(retryAfter) && Number(retryAfter) >= 1))
+          findings.push(deviation(`${d.label}: the 409 has no Retry-After of whole seconds ≥ 1 (${retryAfter ?? "none"})`));
       } else if (!sameAnswer(a, first.answer)) {
         const text = `${d.label} (${during ? "while the first ran" : "after the first answered"}): ${a.status}, neither a ${p.profile.conflictStatus ?? "4xx refusal"} nor the first's answer`;
         // Another success is a second execution; a refusal of another kind is only a different form.
@@ -81,6 +89,10 @@ export async function inFlight(p: Probe): Promise<Outcome> {
   }
   const after = await p.count("count after");
   findings.push(...countChange(before, after, 1 + rounds, "(one per key)"));
-  if (findings.length === 0 && overlapped === 0) return { skip: `no duplicate reached the server while a first request ran (a fresh request takes ${duration.toFixed(1)} ms)` };
-  return verdict(findings, `${overlapped} duplicate(s) while the first ran: each a ${p.profile.conflictStatus ?? "refusal"} or the first's answer, none ran`);
+  if (findings.length === 0 && overlapped === 0)
+    return { skip: `no duplicate reached the server while a first request ran (a fresh request takes ${duration.toFixed(1)} ms)` };
+  return verdict(
+    findings,
+    `${overlapped} duplicate(s) while the first ran: each a ${p.profile.conflictStatus ?? "refusal"} or the first's answer, none ran`,
+  );
 }

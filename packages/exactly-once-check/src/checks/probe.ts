@@ -10,7 +10,10 @@ export const unsafe = (text: string): Finding => ({ kind: FailureKind.Unsafe, te
 export const deviation = (text: string): Finding => ({ kind: FailureKind.Deviation, text });
 
 /** The outcome of a check that found `findings`, or passed with `passed` as its summary. */
-export const verdict = (findings: Finding[], passed: string): Outcome => ({ findings, summary: findings.length ? findings.map((f) => f.text).join("; ") : passed });
+export const verdict = (findings: Finding[], passed: string): Outcome => ({
+  findings,
+  summary: findings.length ? findings.map((f) => f.text).join("; ") : passed,
+});
 /** A check that cannot go on, for `finding`. */
 export const failed = (finding: Finding): Outcome => verdict([finding], "");
 
@@ -68,7 +71,11 @@ export class Probe {
         const stored = this.target.marked(a) || (previous?.status === a.status && previous.body === a.body && attempt > 2);
         if (stored) {
           if (this.profile.storesServerErrors) return { final: a };
-          return { problem: deviation(`${label}: a ${a.status} came back as the key's stored answer${this.target.marked(a) ? " (marked as a replay)" : `, byte for byte on ${attempt} attempts`}; a 5xx whose effect is unknown must not be final`) };
+          return {
+            problem: deviation(
+              `${label}: a ${a.status} came back as the key's stored answer${this.target.marked(a) ? " (marked as a replay)" : `, byte for byte on ${attempt} attempts`}; a 5xx whose effect is unknown must not be final`,
+            ),
+          };
         }
         previous = a;
         this.note(`${label}: ${a.status} on attempt ${attempt}, not final: retried with the same key`);
@@ -92,7 +99,12 @@ export class Probe {
    * one: `settle`, and where the key ended with a stored 5xx (a profile that
    * allows it), once more with a fresh key. Returns the key with its answer.
    */
-  async establish(label: string, key: string, body?: string, headers?: Header[]): Promise<{ key: string; final: Answer } | { problem: Finding }> {
+  async establish(
+    label: string,
+    key: string,
+    body?: string,
+    headers?: Header[],
+  ): Promise<{ key: string; final: Answer } | { problem: Finding }> {
     let s = await this.settle(label, key, body, headers);
     if (!("problem" in s) && s.final.status >= 500) {
       this.note(`${label}: the key kept its ${s.final.status} (the profile allows storing one); a fresh key instead`);
@@ -100,7 +112,8 @@ export class Probe {
       s = await this.settle(`${label} (a fresh key)`, key, body, headers);
     }
     if ("problem" in s) return s;
-    if (!successful(s.final)) return { problem: deviation(`${label} was answered ${s.final.status}, not a success, after the first requests succeeded`) };
+    if (!successful(s.final))
+      return { problem: deviation(`${label} was answered ${s.final.status}, not a success, after the first requests succeeded`) };
     return { key, final: s.final };
   }
 }

@@ -19,8 +19,12 @@ async function countable(target: Target, headers: Header[], which: string): Prom
   } catch (error) {
     if (!(error instanceof CountError)) throw error;
     const a = error.exchange.answer;
-    if (a && (a.status === 401 || a.status === 403)) throw new SetupError(`--count-url refused the credential${which} (${a.status}): check -H / --other-header`);
-    if (a && successful(a)) throw new SetupError(`--count-url answered ${a.status} without a count (${clip(a.body)}): it must answer a number, an array, or an object with count, total or a data array`);
+    if (a && (a.status === 401 || a.status === 403))
+      throw new SetupError(`--count-url refused the credential${which} (${a.status}): check -H / --other-header`);
+    if (a && successful(a))
+      throw new SetupError(
+        `--count-url answered ${a.status} without a count (${clip(a.body)}): it must answer a number, an array, or an object with count, total or a data array`,
+      );
     throw new SetupError(`--count-url${which}: ${brief(error.exchange)}; give a GET that counts what the endpoint creates`);
   }
 }
@@ -30,8 +34,10 @@ async function accepted(target: Target, headers: Header[], which: string): Promi
     const x = await target.send(`setup: a first request${which}`, target.postKey(target.newKey(), undefined, headers));
     const a = x.answer;
     if (!a) throw new SetupError(`the first request${which} got no answer (${x.error})`);
-    if (a.status === 401 || a.status === 403) throw new SetupError(`the server refused the credential${which} (${a.status}): check ${which ? "--other-header" : "-H"}`);
-    if (a.status >= 400 && a.status < 500) throw new SetupError(`the server refused --data${which} (${a.status} ${clip(a.body)}): give a --data (and -H) it accepts`);
+    if (a.status === 401 || a.status === 403)
+      throw new SetupError(`the server refused the credential${which} (${a.status}): check ${which ? "--other-header" : "-H"}`);
+    if (a.status >= 400 && a.status < 500)
+      throw new SetupError(`the server refused --data${which} (${a.status} ${clip(a.body)}): give a --data (and -H) it accepts`);
     if (a.status < 500) return;
   }
   throw new SetupError(`the server answered 5xx to ${ATTEMPTS} first requests${which}, each with a fresh key: it does not work yet`);

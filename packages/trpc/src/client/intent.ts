@@ -18,7 +18,15 @@ export type InFlight<I> = { key: string; input: I; startedAt: number };
 /** A stable text for an intent: compares intents; it is never used as the key. */
 export function signatureOf(value: unknown): string {
   const sort = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sort) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, sort(x)])) : v;
+    Array.isArray(v)
+      ? v.map(sort)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([k, x]) => [k, sort(x)]),
+          )
+        : v;
   return JSON.stringify(sort(value));
 }
 

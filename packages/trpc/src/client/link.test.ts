@@ -27,12 +27,22 @@ function harness(script: Script) {
     if (step === "network") throw new TypeError("fetch failed");
     if (step === 409) {
       // What a proxy or the idempotency middleware answers while the first attempt runs.
-      return new Response(JSON.stringify({ error: { message: "busy", code: -32009, data: { httpStatus: 409 } } }), { status: 409, headers: { "retry-after": "0" } });
+      return new Response(JSON.stringify({ error: { message: "busy", code: -32009, data: { httpStatus: 409 } } }), {
+        status: 409,
+        headers: { "retry-after": "0" },
+      });
     }
     return fetchRequestHandler({
       endpoint: "/trpc",
       req,
-      router: step === "ok" ? router : t.router({ pay: t.procedure.mutation(() => { throw new TRPCError({ code: step === 500 ? "INTERNAL_SERVER_ERROR" : "UNPROCESSABLE_CONTENT" }); }) }),
+      router:
+        step === "ok"
+          ? router
+          : t.router({
+              pay: t.procedure.mutation(() => {
+                throw new TRPCError({ code: step === 500 ? "INTERNAL_SERVER_ERROR" : "UNPROCESSABLE_CONTENT" });
+              }),
+            }),
     });
   };
   const attempts: Attempt[] = [];
@@ -50,7 +60,12 @@ describe("idempotencyLink", () => {
     const { client, seen, attempts } = harness(["network", 409, 500, "ok"]);
     await expect(client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-1" } })).resolves.toEqual({ paid: 5 });
     expect(seen).toEqual(["key-1", "key-1", "key-1", "key-1"]);
-    expect(attempts.filter((a) => a.outcome !== "sent").map((a) => a.outcome)).toEqual(["network-error", "in-progress", "server-error", "succeeded"]);
+    expect(attempts.filter((a) => a.outcome !== "sent").map((a) => a.outcome)).toEqual([
+      "network-error",
+      "in-progress",
+      "server-error",
+      "succeeded",
+    ]);
   });
 
   it("never retries a 422 or another 4xx", async () => {
@@ -98,7 +113,11 @@ describe("idempotencyLink", () => {
 describe("intent store", () => {
   const memory = () => {
     const m = new Map<string, string>();
-    return { getItem: (k: string) => m.get(k) ?? null, setItem: (k: string, v: string) => void m.set(k, v), removeItem: (k: string) => void m.delete(k) };
+    return {
+      getItem: (k: string) => m.get(k) ?? null,
+      setItem: (k: string, v: string) => void m.set(k, v),
+      removeItem: (k: string) => void m.delete(k),
+    };
   };
 
   it("keeps one key per unchanged intent, mints a new one for a changed intent, forgets a settled one", () => {

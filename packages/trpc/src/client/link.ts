@@ -52,7 +52,9 @@ export function idempotencyHeaders({ op }: { op: { context: Record<string, unkno
 /** What a failed attempt means for the next one. */
 export function classify(error: unknown): { outcome: AttemptOutcome; status?: number; retryAfterMs?: number } {
   const meta = error instanceof TRPCClientError ? (error.meta as Meta | undefined) : undefined;
-  const status = (error instanceof TRPCClientError ? (error.data as { httpStatus?: number } | undefined)?.httpStatus : undefined) ?? meta?.response?.status;
+  const status =
+    (error instanceof TRPCClientError ? (error.data as { httpStatus?: number } | undefined)?.httpStatus : undefined) ??
+    meta?.response?.status;
   if (status === undefined) return { outcome: "network-error" };
   if (status === 409) {
     const seconds = Number(meta?.response?.headers?.get("retry-after"));
@@ -124,7 +126,9 @@ export function idempotencyLink<TRouter extends AnyRouter>(options: IdempotencyL
             error(error) {
               const { outcome, status, retryAfterMs } = classify(error);
               if (outcome === "refused" || attempt >= maxAttempts) {
-                const replayed = error instanceof TRPCClientError && (error.meta as Meta | undefined)?.response?.headers?.get("idempotent-replayed") === "true";
+                const replayed =
+                  error instanceof TRPCClientError &&
+                  (error.meta as Meta | undefined)?.response?.headers?.get("idempotent-replayed") === "true";
                 report({ key, attempt, outcome: outcome === "refused" ? "refused" : "gave-up", status, replayed, at: Date.now() });
                 for (const o of everyone()) o.error(error);
                 return;

@@ -35,7 +35,12 @@ export default async function KeyPage({ params }: { params: Promise<{ tenantId: 
         </h1>
         <SignOutButton />
       </div>
-      <KeyDetailView tenantId={tenantId} keyName={key} completerOn={env.COMPLETER_INTERVAL_MS > 0} mayAct={admin.operator.role !== OperatorRole.Viewer} />
+      <KeyDetailView
+        tenantId={tenantId}
+        keyName={key}
+        completerOn={env.COMPLETER_INTERVAL_MS > 0}
+        mayAct={admin.operator.role !== OperatorRole.Viewer}
+      />
     </div>
   );
 }
