@@ -1,8 +1,12 @@
-/** The admin session of the request being rendered, from its cookie; undefined when signed out. */
-import { cookies } from "next/headers";
-import { database } from "@/db/client";
-import { ADMIN_COOKIE, verifySession } from "@/server/admin/session";
+/**
+ * The admin session of the request being rendered, read as every tRPC call
+ * reads it (the context's `auth.adminSession`, from the cookie alone);
+ * undefined when signed out.
+ */
+import { headers } from "next/headers";
+import { createContextInner } from "@/server/app";
 
 export async function currentAdmin() {
-  return verifySession(database().db, (await cookies()).get(ADMIN_COOKIE)?.value);
+  const context = await createContextInner();
+  return context.auth.adminSession(new Headers(await headers()));
 }
