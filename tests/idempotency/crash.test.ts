@@ -145,23 +145,30 @@ describe("a holder still working", () => {
     hooks.delete(key);
   });
 
-  it("gives the key up when its handler hangs past maxHoldMs: a retry takes over, the hung holder is fenced out", async () => {
+  it("gives the key up when its handler hangs past maxHoldMs: its request answers 409 at once, a retry takes over, the hung holder is fenced out", async () => {
     const key = uniqueKey("hangs");
     const hold = park(key, "between");
     const running = post(tenant, "/t/hanging", { tag: key, amount: 3 }, key);
+    let answered: number | undefined;
+    void running.then((res) => (answered = res.status));
     await hold.entered;
     // Within its budget the holder's renewals keep the key: a retry is refused.
     expect((await post(tenant, "/t/hanging", { tag: key, amount: 3 }, key)).status).toBe(409);
-    // The budget (900 ms) and the last lease (300 ms) run out; the handler still hangs.
+    expect(answered).toBeUndefined();
+    // The budget (900 ms) and the last lease (300 ms) run out; the handler still hangs, but its request is answered.
     await new Promise((r) => setTimeout(r, 1_500));
+    expect(answered).toBe(409);
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "in_progress", fence: "1", lease_expired: true });
     const retry = await post(tenant, "/t/hanging", { tag: key, amount: 3 }, key);
     expect(retry.status).toBe(201);
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "2" });
-    // The hung holder wakes up: its next phase finds a newer fence, and it writes nothing more.
+    // The hung holder wakes up, after its request was answered: it goes on to its next phase, which finds a newer
+    // fence, and it writes nothing more.
     hold.release();
-    expect((await running).status).toBe(409);
+    await expect.poll(() => downstreamCalls.filter((c) => c.tag === key).length).toBe(2);
+    await new Promise((r) => setTimeout(r, 500));
     expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([`${key}:recorded`, `${key}:settled`]);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "2" });
     hooks.delete(key);
   });
 

@@ -71,6 +71,26 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
   };
 }
 
+/**
+ * The handler's result, or the lease's loss as soon as it happens: a holder
+ * that lost its key (a newer attempt took it, or its budget ran out) answers
+ * at once, whatever its handler still waits for — a call that never settles
+ * (a connection the driver never reports closed) must not hang the request.
+ * What the handler still tries afterwards is fenced out, and its result,
+ * whenever it comes, goes nowhere.
+ */
+function untilLost<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const lost = () => reject(signal.reason);
+    if (signal.aborted) return lost();
+    signal.addEventListener("abort", lost, { once: true });
+    work.then(
+      (value) => (signal.removeEventListener("abort", lost), resolve(value)),
+      (error: unknown) => (signal.removeEventListener("abort", lost), reject(error)),
+    );
+  });
+}
+
 /** The claim a recoverable holder commits before it calls out: in progress, under its lease. */
 const claimRow = (a: Attempt): store.Put => ({ state: KeyState.InProgress, leaseMs: a.leaseMs, status: null, body: null });
 
@@ -160,7 +180,10 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
 
   let result: R;
   try {
-    result = await run(handle);
+    result = await untilLost(run(handle), lease.signal);
+  } catch (error) {
+    if (lease.signal.aborted) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
+    throw error;
   } finally {
     lease.stop();
   }

@@ -52,7 +52,9 @@ export type ProcedureOptions = {
    * a handler stuck on a call that never settles (a dropped connection the
    * driver never reports) gives the key up within one more lease, and a
    * retry or the completer takes it over under a new fence, instead of a
-   * live renewal refusing every retry with 409 for as long as it hangs.
+   * live renewal refusing every retry with 409 for as long as it hangs. Its
+   * own request is answered then (409, lease lost), whatever the handler
+   * still waits for.
    */
   maxHoldMs?: number;
   /** How long a concurrent duplicate waits for the first attempt before `409`; 0 answers at once. */
