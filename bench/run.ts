@@ -20,6 +20,7 @@
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import { answerHelp } from "../scripts/help";
 import postgres from "postgres";
 import { closeDatabase, openDatabase } from "../db/client";
 import { env } from "../server/env";
@@ -40,7 +41,31 @@ import { render, type TransportResult } from "./report";
 import { readVsReplay, recoverableWrites, storeKeys, writes } from "./scenarios";
 import { inProcess, overHttp, type Transport } from "./transports";
 
-const { values } = parseArgs({
+answerHelp(`Usage: npm run bench [-- options]
+
+What idempotency costs, against a real PostgreSQL (DATABASE_URL's server, or an
+embedded one), in-process and over HTTP: one table, and the ratios against their
+targets (bench/README.md). Exits 0 on a missed target, non-zero only when a call
+fails or the run cannot start.
+
+  --seconds S          measured time per run (2)
+  --warmup S           seconds before it (0.5)
+  --rounds N           rounds, the median reported (3)
+  --concurrency N      callers at once (16)
+  --replay-keys N      keys replayed in the replay scenario (2000)
+  --burst-keys N       keys of the duplicate burst (30)
+  --burst-callers N    callers per key in the burst (20)
+  --statements         a stmts/op column (the server must preload pg_stat_statements)
+  --no-admin           skip the dashboard at 1M keys (about 40 s)
+  --no-cleanup         skip expiry under load (about 10 s)
+  --peers              the plain write wrapped by two published libraries with Redis (REDIS_URL)
+  --cluster            HAProxy + PgBouncer with 1 and --instances N (2) against one direct instance
+  --ha                 with --cluster: the HA database (Patroni), sync against async commits
+  --sweep              only the expiry sweep at scale (--sweep-keys N, 1000000)
+  --observability      only the CPU per operation with metrics and tracing off and on
+                       (--trace-ratio R, 1; --bare: outside any AsyncLocalStorage store)`);
+
+const config = {
   options: {
     seconds: { type: "string", default: "2" },
     warmup: { type: "string", default: "0.5" },
@@ -72,7 +97,19 @@ const { values } = parseArgs({
     /** With --observability: requests outside any AsyncLocalStorage store, as a bare tRPC server runs them (not Next.js). */
     bare: { type: "boolean", default: false },
   },
-});
+} as const;
+
+function parsedOptions() {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    // An unknown or malformed option: one line naming it, not a stack.
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)} (npm run bench -- --help lists the options)\n`);
+    process.exit(1);
+  }
+}
+
+const { values } = parsedOptions();
 const positive = (
   name: Exclude<
     keyof typeof values,

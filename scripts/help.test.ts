@@ -15,6 +15,7 @@ const CLIS = [
   ["scripts/keys-complete.ts", "npm run keys:complete [-- --tenant <id>]"],
   ["scripts/reconcile.ts", "npm run reconcile [-- --tenant <id>]"],
   ["scripts/migrate.ts", "npm run db:migrate"],
+  ["bench/run.ts", "npm run bench [-- options]"],
 ] as const;
 
 const run = (script: string, flag: string) =>
