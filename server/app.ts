@@ -33,7 +33,7 @@ import { startExpirySweep } from "./keys/sweep";
 import { createLabPlugin } from "./lab/plugin";
 import { instrument } from "./observability";
 import { ledgerRouter } from "./ledger/_router";
-import { onMovement } from "./ledger/post";
+import { createLedger } from "./ledger/post";
 import { logger } from "./logger";
 import { couponsRouter, ordersRouter } from "./orders/_router";
 import { createProvider } from "./payments/provider";
@@ -47,7 +47,7 @@ import { createCallerFactory, router } from "./trpc";
 import { webhooksRouter } from "./webhooks/_router";
 
 const lab = createLabPlugin(isDemoMode, () => database().sql);
-onMovement(lab.onMovement);
+const ledger = createLedger(lab.onMovement);
 const provider = createProvider(
   () => database().db,
   [
@@ -118,6 +118,7 @@ export async function createContextInner(options: ContextOptions = {}): Promise<
     pool,
     psp: provider(),
     events: eventLog,
+    ledger,
     reads,
     log: logger,
     keys: lab.keysRuntime(idempotencyRuntime),

@@ -11,6 +11,7 @@ import type { AdminSession } from "./admin/session";
 import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import type { Completer } from "./keys/completer";
 import type { EventLog } from "./keys/events";
+import type { Ledger } from "./ledger/post";
 import type { Logger } from "./logger";
 import type { TenantLimits } from "./tenants/limits";
 
@@ -26,6 +27,8 @@ export type AppServices = {
   pool: Database;
   /** Where idempotency events go (the admin's purge reports its deletions there). */
   events: EventLog;
+  /** Posts movements to the ledger (in the caller's transaction), telling the root's observer. */
+  ledger: Ledger;
   /** The payment provider's client, with the plug-ins the root gave it. */
   psp: PspClient;
   /** For reads that may lag the primary by a moment (the admin's lists and counts): a standby when one is configured. */

@@ -8,14 +8,14 @@ import { and, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { accounts } from "../../db/schema";
 import { NotFoundError, RuleViolationError } from "../errors";
-import { Book, postMovement, transfer } from "../ledger/post";
+import { Book, transfer, type Ledger } from "../ledger/post";
 import { formatMinor } from "../money";
 import { accountOf } from "./account";
 import type { MoveInput } from "./move.schema";
 import { MovementType, recordMovement } from "./movements";
 
 export async function moveMoney(
-  ctx: { tenant: { id: string }; idempotency: { tx: Db; key: string } },
+  ctx: { ledger: Ledger; tenant: { id: string }; idempotency: { tx: Db; key: string } },
   input: MoveInput,
   type: MovementType,
 ) {
@@ -37,7 +37,7 @@ export async function moveMoney(
     .returning();
   if (!account) return refuse(tx, tenantId, input, withdrawing);
   const customer = Book.customerBalance(input.id);
-  await postMovement(tx, {
+  await ctx.ledger.post(tx, {
     tenantId,
     currency: input.currency,
     cause: { idempotencyKey: key },

@@ -12,7 +12,7 @@ import type { Database, Db } from "../../db/client";
 import { payments, PaymentStatus, products, refunds } from "../../db/schema";
 import { DomainError, PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
 import { newId } from "../ids";
-import { Book, postMovement, transfer } from "../ledger/post";
+import { Book, transfer, type Ledger } from "../ledger/post";
 import type { PspClient } from "../psp/client";
 import { takeNaiveCall, type LabRun } from "./runs";
 import { naiveCallsOf } from "./scenarios";
@@ -20,7 +20,7 @@ import { naiveCallsOf } from "./scenarios";
 export type NaiveCart = { items: { sku: string; quantity: number }[]; destination: string };
 
 export async function naivePay(
-  { db, pool, psp }: { db: Db; pool: Pick<Database, "transaction">; psp: PspClient },
+  { db, pool, psp, ledger }: { db: Db; pool: Pick<Database, "transaction">; psp: PspClient; ledger: Ledger },
   run: LabRun,
   tenantId: string,
   cart: NaiveCart,
@@ -70,7 +70,7 @@ export async function naivePay(
       .set({ status: PaymentStatus.Succeeded, pspChargeId: result.charge.id, amountCapturedMinor: amountMinor, updatedAt: new Date() })
       .where(eq(payments.id, paymentId));
     // The ledger wants a cause on every movement; the twin has no key, so each call is a cause of its own.
-    await postMovement(tx, {
+    await ledger.post(tx, {
       tenantId,
       currency,
       cause: { idempotencyKey: `naive-${paymentId}` },
@@ -82,7 +82,10 @@ export async function naivePay(
 }
 
 /** Applies a refund event with no record of events already seen: a redelivery refunds again. */
-export async function naiveWebhook(pool: Pick<Database, "transaction">, event: { id: string; paymentId: string; amount: number }) {
+export async function naiveWebhook(
+  { pool, ledger }: { pool: Pick<Database, "transaction">; ledger: Ledger },
+  event: { id: string; paymentId: string; amount: number },
+) {
   await pool.transaction(async (tx) => {
     const [payment] = await tx
       .update(payments)
@@ -99,7 +102,7 @@ export async function naiveWebhook(pool: Pick<Database, "transaction">, event: {
       status: "succeeded",
       eventId: event.id,
     });
-    await postMovement(tx, {
+    await ledger.post(tx, {
       tenantId: payment.tenantId,
       currency: payment.currency,
       cause: { eventId: event.id },

@@ -2,7 +2,7 @@
  * The failure lab as a plug-in: what the composition root (server/app.ts)
  * wires when it plugs the lab in, through ports the core offers anyway —
  * the middleware's event sink, the provider client's observer, transport and
- * decorator, the ledger's onMovement, a runtime variant per request, and
+ * decorator, the ledger's observer, a runtime variant per request, and
  * wrappers at the HTTP edges and around the completer's attempts. Nothing in
  * the core imports the lab. `enabled` (demo mode) is read per request: only
  * the edges enter a lab run, and every other hook is a no-op outside one.

@@ -97,7 +97,7 @@ export function createLabRouter(enabled: () => boolean) {
       .mutation(async ({ ctx, input }) => {
         const run = await findRun(ctx.sql, input.id.slice("evt_lab_".length));
         if (!run || run.target !== LabTarget.Naive || !(await naivePaymentIdsOf(run)).includes(input.data.paymentId)) throw notFound();
-        await naiveWebhook(ctx.pool, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
+        await naiveWebhook(ctx, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
         recordStep(Lane.Provider, Lane.App, `webhook ${input.id} applied (the twin keeps no record of events)`, run);
         return { received: true as const };
       }),

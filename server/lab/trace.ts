@@ -1,7 +1,7 @@
 /**
  * What the lab's sequence diagram is drawn from: the app's own events, as
  * its ports report them (the middleware's onEvent, the provider client's
- * observer, the ledger's onMovement, the completer's attempts), turned into
+ * observer, the ledger's observer, the completer's attempts), turned into
  * steps of the current lab run as they happen. Each function is a no-op
  * outside a lab run, so production paths pay one AsyncLocalStorage lookup
  * and nothing else.

@@ -6,20 +6,21 @@ import type { z } from "zod";
 import type { Db } from "../../db/client";
 import type { RecoverableHandle } from "@exactly-once/trpc";
 import { chargeAndRecord } from "../payments/charge";
+import type { Ledger } from "../ledger/post";
 import type { PspClient } from "../psp/client";
 import type { cartSchema } from "./create.schema";
 import { orderView } from "./order";
 import { placeOrder } from "./place";
 
 export async function createOrder(
-  ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
+  ctx: { db: Db; psp: PspClient; ledger: Ledger; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
   input: z.infer<typeof cartSchema>,
 ) {
   const h = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const placed = await h.phase("placed", (tx) => placeOrder(tx, tenantId, h.key, input, input.destination));
   if (placed.paymentId) {
-    await chargeAndRecord(ctx.psp, h, {
+    await chargeAndRecord(ctx, h, {
       tenantId,
       paymentId: placed.paymentId,
       orderId: placed.orderId,

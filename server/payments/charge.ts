@@ -12,7 +12,7 @@ import type { Db } from "../../db/client";
 import { orders, payments, PaymentStatus, coupons } from "../../db/schema";
 import { PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
 import type { RecoverableHandle } from "@exactly-once/trpc";
-import { Book, postMovement, transfer } from "../ledger/post";
+import { Book, transfer, type Ledger } from "../ledger/post";
 import type { PspClient } from "../psp/client";
 import { providerRefused, refusalReason } from "./refusal";
 
@@ -20,7 +20,7 @@ import { providerRefused, refusalReason } from "./refusal";
 type Settled = { outcome: "charged" } | { outcome: "declined"; reason: string; message: string } | { outcome: "refused"; reason: string };
 
 export async function chargeAndRecord(
-  psp: PspClient,
+  { psp, ledger }: { psp: PspClient; ledger: Ledger },
   h: RecoverableHandle<Db>,
   p: {
     tenantId: string;
@@ -74,7 +74,7 @@ export async function chargeAndRecord(
       .where(eq(payments.id, p.paymentId));
     if (p.orderId) await tx.update(orders).set({ status: "paid" }).where(eq(orders.id, p.orderId));
     if (captured) {
-      await postMovement(tx, {
+      await ledger.post(tx, {
         tenantId: p.tenantId,
         currency: p.currency,
         cause: { idempotencyKey: h.key },

@@ -5,13 +5,14 @@ import { payments, PaymentStatus } from "../../db/schema";
 import type { RecoverableHandle } from "@exactly-once/trpc";
 import { newId } from "../ids";
 import { chargeAndRecord } from "./charge";
+import type { Ledger } from "../ledger/post";
 import type { PspClient } from "../psp/client";
 import type { createPaymentInput } from "./create.schema";
 import { presentPayment } from "./present";
 import { paymentOf } from "./queries";
 
 export async function createPayment(
-  ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
+  ctx: { db: Db; psp: PspClient; ledger: Ledger; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
   input: z.infer<typeof createPaymentInput>,
 ) {
   const h = ctx.idempotency;
@@ -29,7 +30,7 @@ export async function createPayment(
     });
     return { paymentId: id };
   });
-  await chargeAndRecord(ctx.psp, h, {
+  await chargeAndRecord(ctx, h, {
     tenantId: ctx.tenant.id,
     paymentId,
     amountMinor: input.amount,

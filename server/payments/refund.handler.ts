@@ -10,7 +10,7 @@ import { payments, PaymentStatus, refunds } from "../../db/schema";
 import { RuleViolationError } from "../errors";
 import type { RecoverableHandle } from "@exactly-once/trpc";
 import { newId } from "../ids";
-import { Book, postMovement, transfer } from "../ledger/post";
+import { Book, transfer, type Ledger } from "../ledger/post";
 import { formatMinor } from "../money";
 import type { PspClient } from "../psp/client";
 import { paymentOf } from "./queries";
@@ -18,7 +18,7 @@ import type { RefundInput } from "./refund.schema";
 import { providerFailed } from "./refusal";
 
 export async function refundPayment(
-  ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
+  ctx: { db: Db; psp: PspClient; ledger: Ledger; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
   input: RefundInput,
 ) {
   const h = ctx.idempotency;
@@ -80,7 +80,7 @@ export async function refundPayment(
   }
   await h.phase("settled", async (tx) => {
     await tx.update(refunds).set({ status: "succeeded", pspRefundId: result.refund.id }).where(eq(refunds.id, reserved.refundId));
-    await postMovement(tx, {
+    await ctx.ledger.post(tx, {
       tenantId,
       currency: reserved.currency,
       cause: { idempotencyKey: h.key },

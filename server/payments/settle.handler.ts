@@ -9,7 +9,7 @@ import type { Db } from "../../db/client";
 import { payments, PaymentStatus } from "../../db/schema";
 import { RuleViolationError } from "../errors";
 import type { RecoverableHandle } from "@exactly-once/trpc";
-import { Book, postMovement, transfer } from "../ledger/post";
+import { Book, transfer, type Ledger } from "../ledger/post";
 import { presentPayment } from "./present";
 import type { PspClient } from "../psp/client";
 import { paymentOf } from "./queries";
@@ -44,7 +44,7 @@ export const SettleAction = { Capture: "capture", Void: "void" } as const;
 export type SettleAction = (typeof SettleAction)[keyof typeof SettleAction];
 
 export async function settleAuthorization(
-  ctx: { db: Db; psp: PspClient; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
+  ctx: { db: Db; psp: PspClient; ledger: Ledger; tenant: { id: string }; idempotency: RecoverableHandle<Db> },
   input: { id: string },
   action: SettleAction,
 ) {
@@ -94,7 +94,7 @@ export async function settleAuthorization(
       .where(eq(payments.id, input.id))
       .returning();
     if (action === "capture") {
-      await postMovement(tx, {
+      await ctx.ledger.post(tx, {
         tenantId,
         currency: p!.currency,
         cause: { idempotencyKey: h.key },

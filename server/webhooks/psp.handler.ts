@@ -11,11 +11,11 @@ import type { z } from "zod";
 import type { Database } from "../../db/client";
 import { payments, refunds, webhookEvents } from "../../db/schema";
 import { newId } from "../ids";
-import { Book, postMovement, transfer } from "../ledger/post";
+import { Book, transfer, type Ledger } from "../ledger/post";
 import { amountSchema } from "../money";
 import type { eventSchema } from "./psp.schema";
 
-export async function receiveEvent(ctx: { pool: Pick<Database, "transaction"> }, input: z.infer<typeof eventSchema>) {
+export async function receiveEvent(ctx: { pool: Pick<Database, "transaction">; ledger: Ledger }, input: z.infer<typeof eventSchema>) {
   const duplicate = await ctx.pool.transaction(async (tx) => {
     const [fresh] = await tx
       .insert(webhookEvents)
@@ -47,7 +47,7 @@ export async function receiveEvent(ctx: { pool: Pick<Database, "transaction"> },
       status: "succeeded",
       eventId: input.id,
     });
-    await postMovement(tx, {
+    await ctx.ledger.post(tx, {
       tenantId: payment.tenantId,
       currency: payment.currency,
       cause: { eventId: input.id },
