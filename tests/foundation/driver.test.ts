@@ -4,12 +4,15 @@
  * there): a connection that closes under a transaction or a reservation
  * fails every statement still coming, and runs none of them on the next
  * connection, outside the transaction; and through PgBouncer in transaction
- * mode, statements pipelined on one connection each get their own answer.
- * Found with the HA cluster's failover soak (`npm run test:failover`), where a
+ * mode, statements pipelined on one connection each get their own answer,
+ * while on a direct connection a statement to be described still goes out
+ * behind the one in flight (the round trip the middleware's BEGIN sent
+ * ahead saves). Found with the HA cluster's failover soak (`npm run test:failover`), where a
  * primary's loss does exactly this to every open connection. Each test
  * counts rows, not just outcomes, and repeats with fresh tags.
  */
 import { rmSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import postgres, { type Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -151,6 +154,48 @@ describe("postgres-js: a connection that closes under a transaction or a reserva
 });
 
 const installed = pgBouncerBinary() !== undefined;
+
+describe("postgres-js on a direct connection (prepare: true)", () => {
+  /** The socket writes `work` makes on a reserved connection of its own. */
+  async function writesOf(sql: Sql, work: (conn: postgres.ReservedSql) => Promise<unknown>) {
+    const conn = await sql.reserve();
+    const written: number[] = [];
+    const write = net.Socket.prototype.write;
+    net.Socket.prototype.write = function (this: net.Socket, chunk: unknown, ...rest: unknown[]) {
+      written.push((chunk as Buffer).length);
+      return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof write;
+    try {
+      return { result: await work(conn), writes: written.length, sizes: written };
+    } finally {
+      net.Socket.prototype.write = write;
+      conn.release();
+    }
+  }
+
+  it("sends a statement to be described right behind the one in flight, so a BEGIN sent ahead costs no round trip, and each gets its own answer", async () => {
+    const sql = postgres(inject("directDatabaseUrl"), { max: 1, onnotice: () => {} });
+    try {
+      for (let round = 0; round < 20; round++) {
+        const tag = `direct-${crypto.randomUUID()}`;
+        // As the idempotency middleware opens a key's transaction: BEGIN sent without waiting, then the handler's first
+        // statement as Drizzle issues it (unprepared, parameterised: described before it is bound).
+        const { result, writes, sizes } = await writesOf(sql, async (conn) => {
+          const opened = conn.unsafe("begin; set local lock_timeout = 1000").execute();
+          const first = conn.unsafe("insert into driver_marks (tag) values ($1) returning $2::int as round", [tag, round]);
+          const answers = await Promise.all([opened.then(() => "open"), first, conn.unsafe("rollback")]);
+          return answers.map((a) => (Array.isArray(a) ? [...a] : a));
+        });
+        expect(result, `round ${round}`).toEqual(["open", [{ round }], []]);
+        // BEGIN with the describe in one write, then the bind, then the rollback: three, where waiting for BEGIN's answer makes four.
+        expect(writes, `round ${round} ${sizes.join(",")}`).toBe(3);
+        expect(await marks(tag)).toBe(0);
+      }
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  });
+});
 
 describe.skipIf(!installed)(
   `postgres-js through PgBouncer in transaction mode${installed ? "" : " (skipped: /usr/sbin/pgbouncer is not installed)"}`,
