@@ -9,7 +9,9 @@
  *    statement and opens nothing;
  * 2. BEGIN (with the transaction's limits), sent without waiting, so that it
  *    goes out with the handler's first statement through `ctx.idempotency.tx`:
- *    the look takes the round trip the floor spends on BEGIN alone;
+ *    the look takes the round trip the floor spends on BEGIN alone (behind a
+ *    transaction pooler, where postgres-js waits for BEGIN's answer before
+ *    a statement it must describe first, BEGIN is a round trip of its own);
  * 3. one round trip: the completed key row's plain INSERT and COMMIT.
  * No lock, no savepoint, no read of the row back.
  *
@@ -75,6 +77,8 @@ async function unlocked<TTx, R extends HandlerResult>(
   const t = new KeyTransaction(await runtime.reserve());
   try {
     // The look comes before the transaction: a stored answer (the common retry) is then one statement, nothing opened.
+    // In BEGIN's write instead it would save a fresh key its own write and cost a replay a ROLLBACK's, about as much
+    // CPU as it saves (bench/README.md), and the replay target would no longer hold.
     const row = store.peeked(await store.peek(t.conn, a));
     if (row) {
       const decision = decide(row, a.fingerprint);

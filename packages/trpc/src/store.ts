@@ -130,11 +130,13 @@ type RawPeek = Pick<
  * are computed or parsed only on the locking path, which needs them). On a
  * fresh key it is one probe of the primary key that finds nothing.
  */
+const peekColumns = once(
+  (q) => q`k.procedure, k.fingerprint, k.state, k.fence, k.response_status, k.response_body,
+    ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over`,
+);
+
 export function peek(q: ISql, k: KeyRef) {
-  return q<RawPeek[]>`
-    select k.procedure, k.fingerprint, k.state, k.fence, k.response_status, k.response_body,
-      ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over
-    from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}`;
+  return q<RawPeek[]>`select ${peekColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}`;
 }
 
 export const peeked = (rows: RawPeek[]): Decidable | undefined => {
