@@ -6,7 +6,7 @@
  * the document too.
  */
 import { z } from "zod";
-import { IDEMPOTENCY_KEY_HEADER } from "@exactly-once/trpc";
+import { IDEMPOTENCY_ATTEMPT_HEADER, IDEMPOTENCY_KEY_HEADER } from "@exactly-once/trpc";
 import type { RegisteredProcedure } from "../registry";
 import { SIGNATURE_HEADER } from "../webhooks/signature";
 import { EXAMPLES } from "./examples";
@@ -70,6 +70,14 @@ function parameters(route: Route): unknown[] {
         'A unique value per logical operation, sent again on every retry of it: 1–255 visible ASCII characters, bare (`abc`) or as a structured-field string (`"abc"`), both the same key.',
       schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x21-\\x7E]+$" },
       example: "5f0c1e58-8d8e-4f7c-9a51-2b9d3c1f7a10",
+    });
+    list.push({
+      name: IDEMPOTENCY_ATTEMPT_HEADER,
+      in: "header",
+      required: false,
+      description:
+        "How many times the client has sent this key, 1 on the first send. It changes what the request costs, never its answer: on a first send an operation done in one transaction does not look for a stored answer first. Any other value, or none, is read as a retry.",
+      schema: { type: "string" },
     });
   }
   return list;

@@ -55,6 +55,7 @@ function attemptFor(key: string, input: unknown, waitMs = 0): Attempt {
     leaseMs: 30_000,
     maxHoldMs: 300_000,
     waitMs,
+    firstSend: false,
     limits: { lockTimeoutMs: 10_000, idleInTransactionTimeoutMs: 30_000 },
     event: () => undefined,
   };

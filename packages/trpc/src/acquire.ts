@@ -32,6 +32,8 @@ export type Attempt = store.Request & {
   maxHoldMs: number;
   /** How long a duplicate waits for the holder before `409`; 0 answers at once. */
   waitMs: number;
+  /** The client said this is its first send of the key (`Idempotency-Attempt: 1`, key.ts): no stored answer is looked for first. */
+  firstSend: boolean;
   /** The bounds the key's transactions set for themselves. */
   limits: TransactionLimits;
   event: (type: IdempotencyEvent["type"], extra?: Partial<IdempotencyEvent>) => void;

@@ -6,7 +6,9 @@
  * else is on costs:
  * 1. a look at the key row (`store.peek`, a primary-key probe that finds
  *    nothing), before any transaction, so that a stored answer is one
- *    statement and opens nothing;
+ *    statement and opens nothing; left out when the client says this is its
+ *    first send of the key (`Idempotency-Attempt: 1`, key.ts), which then
+ *    costs exactly the floor's statements;
  * 2. BEGIN (with the transaction's limits), sent without waiting, so that it
  *    goes out with the handler's first statement through `ctx.idempotency.tx`:
  *    the look takes the round trip the floor spends on BEGIN alone (behind a
@@ -78,15 +80,17 @@ async function unlocked<TTx, R extends HandlerResult>(
   try {
     // The look comes before the transaction: a stored answer (the common retry) is then one statement, nothing opened.
     // In BEGIN's write instead it would save a fresh key its own write and cost a replay a ROLLBACK's, about as much
-    // CPU as it saves (bench/README.md), and the replay target would no longer hold.
-    const row = store.peeked(await store.peek(t.conn, a));
+    // CPU as it saves (bench/README.md), and the replay target would no longer hold. A client's first send of the key
+    // has nothing to find, so it goes without: then its statements are the floor's.
+    const row = a.firstSend ? undefined : store.peeked(await store.peek(t.conn, a));
     if (row) {
       const decision = decide(row, a.fingerprint);
       if (decision === Decision.Replay) return { kind: "replay", row };
       if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row.procedure));
       return undefined;
     }
-    // BEGIN goes out with the handler's first statement: the look above is the one round trip the floor does not have.
+    // BEGIN goes out with the handler's first statement: the look above, where there is one, is the round trip the
+    // floor spends on BEGIN alone.
     t.beginAhead(setLocalLimits(a.limits));
     const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
     const outcome = outcomeOf(runtime, successStatus, result);

@@ -50,4 +50,4 @@ export { KeyState } from "./states.js";
 export { canonicalJson, fingerprint } from "./canonical.js";
 export * from "./errors.js";
 export { IdempotencyEventType, type IdempotencyEvent } from "./events.js";
-export { IDEMPOTENCY_KEY_HEADER } from "./key.js";
+export { IDEMPOTENCY_ATTEMPT_HEADER, IDEMPOTENCY_KEY_HEADER } from "./key.js";

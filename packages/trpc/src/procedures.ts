@@ -21,7 +21,7 @@ import type { Attempt } from "./acquire.js";
 import { runAtomic, type Settled } from "./atomic.js";
 import { fingerprint } from "./canonical.js";
 import { IdempotencyError } from "./errors.js";
-import { readIdempotencyKey } from "./key.js";
+import { isFirstSend, readIdempotencyKey } from "./key.js";
 import { noteOutcome, refusalOf, refused, REPLAYED_HEADER, type IdempotencyOutcome } from "./outcome.js";
 import { runRecoverable } from "./recoverable.js";
 import { KeyState } from "./states.js";
@@ -73,6 +73,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
       leaseMs: o.leaseMs,
       maxHoldMs: o.maxHoldMs ?? MAX_HOLD_LEASES * o.leaseMs,
       waitMs: o.waitMs,
+      firstSend: isFirstSend(ctx.headers),
       limits: runtime.limits,
       event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }, ctx),
     };

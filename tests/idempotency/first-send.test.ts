@@ -1,0 +1,123 @@
+/**
+ * `Idempotency-Attempt: 1`: the client says this is its first send of the
+ * key, and the atomic flavour runs the handler without looking for a stored
+ * answer first. A client that says so wrongly must get exactly what a retry
+ * gets (the stored answer, a mismatch, a replaced expired key), with its
+ * handler's work rolled back: counted here in rows, and in handler runs.
+ */
+import { IDEMPOTENCY_ATTEMPT_HEADER, IDEMPOTENCY_KEY_HEADER } from "@exactly-once/trpc";
+import { beforeAll, describe, expect, it } from "vitest";
+import { database } from "../../db/client";
+import { barrier, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, restHandler, uniqueKey, type TestTenant } from "./fixture";
+
+let tenant: TestTenant;
+beforeAll(async () => {
+  await ensureEffectsTable();
+  tenant = await newTenant("first-send");
+});
+
+async function send(key: string, body: Record<string, unknown>, attempt?: string) {
+  const headers = new Headers({ authorization: `Bearer ${tenant.token}`, "content-type": "application/json" });
+  headers.set(IDEMPOTENCY_KEY_HEADER, key);
+  if (attempt !== undefined) headers.set(IDEMPOTENCY_ATTEMPT_HEADER, attempt);
+  const res = await restHandler(new Request("http://test/api/t/atomic", { method: "POST", headers, body: JSON.stringify(body) }));
+  return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
+}
+
+/** Counts how often the handler of `tag` starts: a replay decided by the look never starts it. */
+function countRuns(tag: string) {
+  const runs = { count: 0 };
+  hooks.set(tag, (point) => {
+    if (point === "before") runs.count++;
+  });
+  return runs;
+}
+
+describe("a client's first send of a key (Idempotency-Attempt: 1)", () => {
+  it("runs the handler once, stores its answer, and a retry replays it byte for byte without running it", async () => {
+    const key = uniqueKey("first");
+    const runs = countRuns(key);
+    const first = await send(key, { tag: key, amount: 5 }, "1");
+    expect(first).toMatchObject({ status: 201, replayed: false });
+    const retry = await send(key, { tag: key, amount: 5 }, "2");
+    expect(retry).toEqual({ ...first, replayed: true });
+    expect(runs.count).toBe(1);
+    expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", response_body: first.body, replay_count: 1 });
+  });
+
+  it("on a key that already has its answer: the handler runs in vain, its write rolls back, and the stored answer is replayed", async () => {
+    for (let i = 0; i < 10; i++) {
+      const key = uniqueKey(`wrong${i}`);
+      const runs = countRuns(key);
+      const first = await send(key, { tag: key, amount: 5 }, "1");
+      const again = await send(key, { tag: key, amount: 5 }, "1");
+      expect(again).toEqual({ ...first, replayed: true });
+      // Two runs: the look was left out; one effect: the second run's write did not commit.
+      expect(runs.count).toBe(2);
+      expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+      expect(await keyRow(tenant.id, key)).toMatchObject({ response_body: first.body, replay_count: 1 });
+    }
+  });
+
+  it("only the value 1 leaves the look out: any other value, or none, replays without running the handler", async () => {
+    const key = uniqueKey("values");
+    const runs = countRuns(key);
+    const first = await send(key, { tag: key, amount: 5 }, "1");
+    for (const attempt of [undefined, "2", "01", "1, 1", "one", ""]) {
+      expect(await send(key, { tag: key, amount: 5 }, attempt), `Idempotency-Attempt: ${attempt}`).toEqual({ ...first, replayed: true });
+    }
+    expect(runs.count).toBe(1);
+  });
+
+  it("a stored refusal is replayed to a first send too, and the handler's write rolls back", async () => {
+    const key = uniqueKey("refused");
+    const body = { tag: key, amount: 5, outcome: "refuse" };
+    const first = await send(key, body, "1");
+    expect(first.status).toBe(402);
+    const again = await send(key, body, "1");
+    expect(again).toEqual({ ...first, replayed: true });
+    expect(await effectsFor(tenant.id, key)).toHaveLength(0);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "failed", response_status: 402, replay_count: 1 });
+  });
+
+  it("another request's key: 422, and nothing of the first send commits", async () => {
+    const key = uniqueKey("mismatch");
+    await send(key, { tag: key, amount: 5 }, "1");
+    const other = await send(key, { tag: key, amount: 6 }, "1");
+    expect(other.status).toBe(422);
+    expect((await effectsFor(tenant.id, key)).map((e) => e.note)).toEqual([key]);
+  });
+
+  it("an expired key is replaced: the first send runs and its answer is stored in place of the old one", async () => {
+    const key = uniqueKey("expired");
+    const runs = countRuns(key);
+    const old = await send(key, { tag: key, amount: 5 }, "1");
+    await database()
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where tenant_id = ${tenant.id} and key = ${key}`;
+    const fresh = await send(key, { tag: key, amount: 7 }, "1");
+    expect(fresh).toMatchObject({ status: 201, replayed: false });
+    expect(fresh.body).not.toBe(old.body);
+    // The first run on the expired key met its row at the INSERT and rolled back; the locking way replaced it and ran again.
+    expect(runs.count).toBe(3);
+    expect(await effectsFor(tenant.id, key)).toHaveLength(2);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", response_body: fresh.body });
+  });
+
+  it("two first sends whose handlers have both written: one commits, the other waits at the unique index and replays it", async () => {
+    for (let i = 0; i < 20; i++) {
+      const key = uniqueKey(`race${i}`);
+      // Both handlers write, then wait for each other: both transactions are open when the INSERTs go out.
+      const written = barrier(2);
+      hooks.set(key, async (point) => {
+        if (point === "after-write") await written();
+      });
+      const answers = await Promise.all([send(key, { tag: key, amount: 5 }, "1"), send(key, { tag: key, amount: 5 }, "1")]);
+      expect(answers.map((a) => a.status)).toEqual([201, 201]);
+      expect(answers.filter((a) => a.replayed)).toHaveLength(1);
+      expect(answers[0]!.body).toBe(answers[1]!.body);
+      expect(await effectsFor(tenant.id, key)).toHaveLength(1);
+      expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", response_body: answers[0]!.body, replay_count: 1 });
+    }
+  });
+});
