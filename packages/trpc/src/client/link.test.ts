@@ -15,6 +15,7 @@ type Script = ("network" | 409 | 500 | 422 | "ok")[];
 
 function harness(script: Script) {
   const seen: (string | null)[] = [];
+  const attemptHeaders: (string | null)[] = [];
   const t = initTRPC.create();
   const router = t.router({
     pay: t.procedure.input(z.object({ amount: z.number() })).mutation(({ input }) => ({ paid: input.amount })),
@@ -23,6 +24,7 @@ function harness(script: Script) {
   const fetchImpl = async (url: string | URL | Request, init?: RequestInit) => {
     const req = new Request(url, init);
     seen.push(req.headers.get("idempotency-key"));
+    attemptHeaders.push(req.headers.get("idempotency-attempt"));
     const step = script[Math.min(call++, script.length - 1)];
     if (step === "network") throw new TypeError("fetch failed");
     if (step === 409) {
@@ -52,14 +54,15 @@ function harness(script: Script) {
       httpLink({ url: "http://test/trpc", headers: idempotencyHeaders, fetch: fetchImpl as typeof fetch }),
     ],
   });
-  return { client, seen, attempts };
+  return { client, seen, attempts, attemptHeaders };
 }
 
 describe("idempotencyLink", () => {
   it("retries network errors, 409 and 5xx with the same key until it gets an answer", async () => {
-    const { client, seen, attempts } = harness(["network", 409, 500, "ok"]);
+    const { client, seen, attempts, attemptHeaders } = harness(["network", 409, 500, "ok"]);
     await expect(client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-1" } })).resolves.toEqual({ paid: 5 });
     expect(seen).toEqual(["key-1", "key-1", "key-1", "key-1"]);
+    expect(attemptHeaders).toEqual(["1", "2", "3", "4"]);
     expect(attempts.filter((a) => a.outcome !== "sent").map((a) => a.outcome)).toEqual([
       "network-error",
       "in-progress",
@@ -83,7 +86,7 @@ describe("idempotencyLink", () => {
   });
 
   it("runs one loop per key: a second call while the first retries joins it and sends nothing of its own", async () => {
-    const { client, seen, attempts } = harness(["network", 409, "ok"]);
+    const { client, seen, attempts, attemptHeaders } = harness(["network", 409, "ok"]);
     const first = client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-4" } });
     const second = client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-4" } });
     await expect(Promise.all([first, second])).resolves.toEqual([{ paid: 5 }, { paid: 5 }]);
@@ -92,6 +95,8 @@ describe("idempotencyLink", () => {
     // Settled, the key has no loop: the next call sends again.
     await expect(client.pay.mutate({ amount: 5 }, { context: { idempotencyKey: "key-4" } })).resolves.toEqual({ paid: 5 });
     expect(seen).toHaveLength(4);
+    // It goes on counting the key's sends: the server is never told a used key is new.
+    expect(attemptHeaders).toEqual(["1", "2", "3", "4"]);
   });
 
   it("a joined call shares the final refusal too", async () => {
@@ -104,9 +109,10 @@ describe("idempotencyLink", () => {
   });
 
   it("leaves mutations without a key alone: no header, no retry", async () => {
-    const { client, seen } = harness(["network", "ok"]);
+    const { client, seen, attemptHeaders } = harness(["network", "ok"]);
     await expect(client.pay.mutate({ amount: 5 })).rejects.toBeInstanceOf(TRPCClientError);
     expect(seen).toEqual([null]);
+    expect(attemptHeaders).toEqual([null]);
   });
 });
 

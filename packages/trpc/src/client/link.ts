@@ -10,6 +10,13 @@
  * still running (a second click, a resumed reload) sends nothing of its own;
  * it joins the running loop and gets its answer.
  *
+ * Every send also says how many times this link has sent the key
+ * (`Idempotency-Attempt`, 1 for the first): a server that knows nothing can
+ * be stored under a key it has never been sent runs the first send without
+ * looking for a stored answer. A link that forgot the key (a reload that
+ * resumes it) says 1 again, which costs the server a handler run it rolls
+ * back before it replays, never a second execution.
+ *
  * Put it before a non-batching `httpLink` whose `headers` sends the key
  * (`idempotencyHeaders`): a batch shares one set of headers.
  */
@@ -43,11 +50,15 @@ export type IdempotencyLinkOptions = {
 
 type Meta = { response?: { status?: number; headers?: { get(name: string): string | null } } };
 
-/** For httpLink's `headers`: the operation's key as the Idempotency-Key header. */
+/** For httpLink's `headers`: the operation's key as the Idempotency-Key header, and which send of it this is. */
 export function idempotencyHeaders({ op }: { op: { context: Record<string, unknown> } }): Record<string, string> {
-  const key = op.context.idempotencyKey;
-  return typeof key === "string" ? { "Idempotency-Key": key } : {};
+  const { idempotencyKey: key, idempotencyAttempt: attempt } = op.context;
+  if (typeof key !== "string") return {};
+  return typeof attempt === "number" ? { "Idempotency-Key": key, "Idempotency-Attempt": String(attempt) } : { "Idempotency-Key": key };
 }
+
+/** How many keys a link remembers having sent; past that the oldest is forgotten (its next send says 1 again). */
+const REMEMBERED_KEYS = 1_000;
 
 /** What a failed attempt means for the next one. */
 export function classify(error: unknown): { outcome: AttemptOutcome; status?: number; retryAfterMs?: number } {
@@ -75,6 +86,15 @@ export function idempotencyLink<TRouter extends AnyRouter>(options: IdempotencyL
   type Loop = { observers: Set<Observer>; attempt: number; stop(): void };
   /** The running loop of each key; a loop leaves when it settles or when nobody waits for it any more. */
   const loops = new Map<string, Loop>();
+  /** How often each key was sent, oldest key first, so that a later loop for a key goes on counting. */
+  const sends = new Map<string, number>();
+  const sent = (key: string): number => {
+    const count = (sends.get(key) ?? 0) + 1;
+    sends.delete(key);
+    sends.set(key, count);
+    if (sends.size > REMEMBERED_KEYS) sends.delete(sends.keys().next().value!);
+    return count;
+  };
 
   return () =>
     ({ op, next }) => {
@@ -113,7 +133,7 @@ export function idempotencyLink<TRouter extends AnyRouter>(options: IdempotencyL
           attempt += 1;
           loop.attempt = attempt;
           report({ key, attempt, outcome: "sent", at: Date.now() });
-          current = next(op).subscribe({
+          current = next({ ...op, context: { ...op.context, idempotencyAttempt: sent(key) } }).subscribe({
             next(value) {
               const headers = (value.context as Meta | undefined)?.response?.headers;
               report({ key, attempt, outcome: "succeeded", replayed: headers?.get("idempotent-replayed") === "true", at: Date.now() });
