@@ -50,7 +50,8 @@ export async function burst(
     const answers = await Promise.all(
       Array.from({ length: callers }, async () => {
         const began = performance.now();
-        const answer = await t.wrapped(key, input);
+        // Duplicates of one first send (a proxy or a user sending it again): each says it is the first.
+        const answer = await t.wrapped(key, input, 1);
         return { ...answer, ms: performance.now() - began };
       }),
     );

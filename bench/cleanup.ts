@@ -22,7 +22,8 @@ async function seedExpired(sql: Sql, tag: string) {
 }
 
 export async function runCleanupBench(sql: Sql, t: Transport, load: Load): Promise<void> {
-  const writers = (label: string) => drive(async (n) => void (await t.wrapped(`cleanup-${label}-${n}-${Date.now()}`, inputFor(n))), load);
+  const writers = (label: string) =>
+    drive(async (n) => void (await t.wrapped(`cleanup-${label}-${n}-${Date.now()}`, inputFor(n), 1)), load);
   await seedExpired(sql, "warm-");
   const alone = await writers("alone");
   // The same amount of expired keys for the second window; the first batch was left in place.

@@ -120,7 +120,7 @@ export async function peerWrites(t: Transport, redis: Redis, rounds: number, loa
   const peers = redis.peers((input) => t.plain(input), 86_400);
   const sides: { name: string; op: (n: number) => Promise<void> }[] = [
     { name: "plain mutation", op: async (n) => void (await t.plain(inputFor(n))) },
-    { name: "ours, atomic, fresh key", op: async (n) => void (await t.wrapped(`bench-peers-${run}-${seq++}`, inputFor(n))) },
+    { name: "ours, atomic, fresh key", op: async (n) => void (await t.wrapped(`bench-peers-${run}-${seq++}`, inputFor(n), 1)) },
     { name: "floor (plain + key row)", op: (n) => t.floor(`bench-peers-floor-${run}-${seq++}`, inputFor(n)) },
     ...peers.map((p) => ({ name: p.name, op: (n: number) => p.write(`bench-peers-${run}-${seq++}`, inputFor(n)) })),
   ];

@@ -130,7 +130,7 @@ async function warmUp(t: Transport, paymentId: string) {
   await drive(async () => void (await t.plain(input)), short);
   await drive(async (n) => t.recoverable(`bench-warmup-rec-${t.name}-${n}-${Date.now()}`, input), short);
   await drive(async (n) => t.recoverableFloor(`bench-warmup-recfloor-${t.name}-${n}-${Date.now()}`, input), short);
-  await drive(async (n) => void (await t.wrapped(`bench-warmup-${t.name}-${n}-${Date.now()}`, input)), short);
+  await drive(async (n) => void (await t.wrapped(`bench-warmup-${t.name}-${n}-${Date.now()}`, input, 1)), short);
   await drive((n) => t.floor(`bench-warmup-floor-${t.name}-${n}-${Date.now()}`, input), short);
   await drive(() => t.read(paymentId), short);
 }

@@ -89,7 +89,7 @@ export async function writes(t: Transport, rounds: number, load: Load): Promise<
     [
       async (n) => void (await t.plain(inputFor(n))),
       async (n) => {
-        const answer = await t.wrapped(`bench-${t.name}-${run}-${seq++}`, inputFor(n));
+        const answer = await t.wrapped(`bench-${t.name}-${run}-${seq++}`, inputFor(n), 1);
         if (answer.replayed) throw new Error("a fresh key was answered as a replay");
       },
       (n) => t.floor(`bench-floor-${t.name}-${run}-${seq++}`, inputFor(n)),
@@ -122,7 +122,7 @@ export async function storeKeys(t: Transport, count: number, concurrency: number
     for (let n = next++; n < count; n = next++) {
       const key = `bench-stored-${randomUUID()}`;
       const input = inputFor(n);
-      const answer = await t.wrapped(key, input);
+      const answer = await t.wrapped(key, input, 1);
       stored.push({ key, input, paymentId: (JSON.parse(answer.body) as { id: string }).id });
     }
   };
@@ -136,7 +136,7 @@ export function readVsReplay(t: Transport, stored: Stored, rounds: number, load:
     (n) => t.read(at(n).paymentId),
     async (n) => {
       const s = at(n);
-      const answer = await t.wrapped(s.key, s.input);
+      const answer = await t.wrapped(s.key, s.input, 2);
       if (!answer.replayed) throw new Error(`stored key ${s.key} ran again instead of replaying`);
     },
     rounds,

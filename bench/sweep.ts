@@ -28,7 +28,7 @@ async function seedExpired(sql: Sql, count: number) {
 export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired: number): Promise<void> {
   const load: Load = { ...base, concurrency: WRITERS, durationMs: WINDOW_MS };
   const window = (label: string, round: number) =>
-    drive(async (n) => void (await t.wrapped(`sweep-${label}-${round}-${n}-${Date.now()}`, inputFor(n))), load);
+    drive(async (n) => void (await t.wrapped(`sweep-${label}-${round}-${n}-${Date.now()}`, inputFor(n), 1)), load);
   const seeding = performance.now();
   await seedExpired(sql, expired);
   process.stdout.write(

@@ -19,7 +19,8 @@ export type Transport = {
   name: string;
   /** The plain write; in-process it returns what the procedure returned (a peer stores it as its answer). */
   plain: (input: PaymentInput) => Promise<unknown>;
-  wrapped: (key: string, input: PaymentInput) => Promise<Answer>;
+  /** `attempt`: the client's count of its sends of the key (Idempotency-Attempt), 1 for a fresh key. */
+  wrapped: (key: string, input: PaymentInput, attempt: number) => Promise<Answer>;
   floor: (key: string, input: PaymentInput) => Promise<void>;
   recoverable: (key: string, input: PaymentInput) => Promise<void>;
   recoverableFloor: (key: string, input: PaymentInput) => Promise<void>;
@@ -37,8 +38,8 @@ export function inProcess(tenant: Tenant): Transport {
   return {
     name: "in-process",
     plain: async (input) => (await call()).caller.plain(input),
-    wrapped: async (key, input) => {
-      const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key }));
+    wrapped: async (key, input, attempt) => {
+      const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key, "Idempotency-Attempt": String(attempt) }));
       const output = await caller.wrapped(input);
       return { body: JSON.stringify(output), replayed: idempotencyOutcome(ctx)?.decision === "replayed" };
     },
@@ -76,8 +77,9 @@ export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Tran
       expect(r.status, 201, "POST /bench/plain", r.body);
       return r.body;
     },
-    wrapped: async (key, input) => {
-      const r = await http.send("POST", "/api/bench/wrapped", { ...json, "idempotency-key": key }, JSON.stringify(input));
+    wrapped: async (key, input, attempt) => {
+      const headers = { ...json, "idempotency-key": key, "idempotency-attempt": String(attempt) };
+      const r = await http.send("POST", "/api/bench/wrapped", headers, JSON.stringify(input));
       expect(r.status, 201, "POST /bench/wrapped", r.body);
       return { body: r.body, replayed: r.headers["idempotent-replayed"] === "true" };
     },
