@@ -67,17 +67,11 @@ function parameters(route: Route): unknown[] {
       in: "header",
       required: true,
       description:
-        'A unique value per logical operation, sent again on every retry of it: 1–255 visible ASCII characters, bare (`abc`) or as a structured-field string (`"abc"`), both the same key.',
+        'A unique value per logical operation, sent again on every retry of it: 1–255 visible ASCII characters, bare (`abc`) or as a structured-field string (`"abc"`), both the same key. A client may add `' +
+        IDEMPOTENCY_ATTEMPT_HEADER +
+        ": 1` on its first send of a key (2, 3, … on retries): an operation done in one transaction then runs without looking for a stored answer first. It never changes an answer.",
       schema: { type: "string", minLength: 1, maxLength: 257, pattern: "^[\\x21-\\x7E]+$" },
       example: "5f0c1e58-8d8e-4f7c-9a51-2b9d3c1f7a10",
-    });
-    list.push({
-      name: IDEMPOTENCY_ATTEMPT_HEADER,
-      in: "header",
-      required: false,
-      description:
-        "How many times the client has sent this key, 1 on the first send. It changes what the request costs, never its answer: on a first send an operation done in one transaction does not look for a stored answer first. Any other value, or none, is read as a retry.",
-      schema: { type: "string" },
     });
   }
   return list;

