@@ -5,10 +5,10 @@
  * gets (the stored answer, a mismatch, a replaced expired key), with its
  * handler's work rolled back: counted here in rows, and in handler runs.
  */
-import { IDEMPOTENCY_ATTEMPT_HEADER, IDEMPOTENCY_KEY_HEADER } from "@exactly-once/trpc";
+import { IDEMPOTENCY_ATTEMPT_HEADER } from "@exactly-once/trpc";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { barrier, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, restHandler, uniqueKey, type TestTenant } from "./fixture";
+import { barrier, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -17,10 +17,7 @@ beforeAll(async () => {
 });
 
 async function send(key: string, body: Record<string, unknown>, attempt?: string) {
-  const headers = new Headers({ authorization: `Bearer ${tenant.token}`, "content-type": "application/json" });
-  headers.set(IDEMPOTENCY_KEY_HEADER, key);
-  if (attempt !== undefined) headers.set(IDEMPOTENCY_ATTEMPT_HEADER, attempt);
-  const res = await restHandler(new Request("http://test/api/t/atomic", { method: "POST", headers, body: JSON.stringify(body) }));
+  const res = await post(tenant, "/t/atomic", body, key, attempt === undefined ? {} : { [IDEMPOTENCY_ATTEMPT_HEADER]: attempt });
   return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
 }
 

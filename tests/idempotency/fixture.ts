@@ -139,8 +139,9 @@ export async function caller(tenant: TestTenant, key?: string) {
   return createCaller(await createContextInner({ tenant, headers }));
 }
 
-export function post(tenant: TestTenant, path: string, body: unknown, key?: string) {
-  const headers = new Headers({ authorization: `Bearer ${tenant.token}`, "content-type": "application/json" });
+/** `extra`: more request headers (an `Idempotency-Attempt`, say). */
+export function post(tenant: TestTenant, path: string, body: unknown, key?: string, extra: Record<string, string> = {}) {
+  const headers = new Headers({ ...extra, authorization: `Bearer ${tenant.token}`, "content-type": "application/json" });
   if (key !== undefined) headers.set("Idempotency-Key", key);
   return restHandler(
     new Request(`http://test/api${path}`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) }),

@@ -11,11 +11,11 @@
  * it joins the running loop and gets its answer.
  *
  * Every send also says how many times this link has sent the key
- * (`Idempotency-Attempt`, 1 for the first): a server that knows nothing can
- * be stored under a key it has never been sent runs the first send without
- * looking for a stored answer. A link that forgot the key (a reload that
- * resumes it) says 1 again, which costs the server a handler run it rolls
- * back before it replays, never a second execution.
+ * (`Idempotency-Attempt`, 1 for the first): nothing can be stored under a key
+ * never sent, so the server runs a first send without looking for a stored
+ * answer. A link that forgot the key (a reload that resumes it) says 1
+ * again, which costs the server a handler run it rolls back before it
+ * replays, never a second execution.
  *
  * Put it before a non-batching `httpLink` whose `headers` sends the key
  * (`idempotencyHeaders`): a batch shares one set of headers.
