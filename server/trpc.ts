@@ -107,8 +107,8 @@ export const operatorProcedure = adminProcedure.use(({ ctx, next }) => {
 
 /**
  * Each call's runtime comes with its context: the root's, or the variant it
- * handed this request. The builders below place it between the acquisition's
- * span and the handler's.
+ * handed this request (the root's runtime brings the acquisition's and the
+ * handler's spans as its `around` hooks: server/observability).
  */
 const idempotency = createIdempotencyProcedures((ctx: TenantContext) => ctx.keys);
 
@@ -130,28 +130,13 @@ export const storefrontProcedure = publicProcedure.use(async ({ ctx, meta, next 
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */
 export function storefrontRecoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {
-  return storefrontProcedure
-    .meta({ idempotent: true, resumable })
-    .input(input)
-    .use(instrument.acquisition)
-    .concat(idempotency.recoverable(options))
-    .use(instrument.handler);
+  return storefrontProcedure.meta({ idempotent: true, resumable }).input(input).concat(idempotency.recoverable(options));
 }
 
 export function idempotentProcedure<S extends z.ZodType>(input: S, options?: ProcedureOptions) {
-  return tenantProcedure
-    .meta({ idempotent: true })
-    .input(input)
-    .use(instrument.acquisition)
-    .concat(idempotency.atomic(options))
-    .use(instrument.handler);
+  return tenantProcedure.meta({ idempotent: true }).input(input).concat(idempotency.atomic(options));
 }
 
 export function recoverableProcedure<S extends z.ZodType>(input: S, { resumable = false, ...options }: RecoverableOptions = {}) {
-  return tenantProcedure
-    .meta({ idempotent: true, resumable })
-    .input(input)
-    .use(instrument.acquisition)
-    .concat(idempotency.recoverable(options))
-    .use(instrument.handler);
+  return tenantProcedure.meta({ idempotent: true, resumable }).input(input).concat(idempotency.recoverable(options));
 }

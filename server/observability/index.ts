@@ -17,13 +17,18 @@ import { setTraceCallers } from "./trace-callers";
 import type { TraceCallers } from "../env";
 
 export const instrument = {
-  /** The app's idempotency runtime: each request's key events also reach its metrics and spans (the scope `procedure` placed), the key row gets the recorded trace. */
+  /**
+   * The app's idempotency runtime: each request's key events also reach its metrics and spans (the scope
+   * `procedure` placed), the acquisition and the handler get their spans, the key row gets the recorded trace.
+   */
   runtime<TTx>(runtime: IdempotencyRuntime<TTx>): IdempotencyRuntime<TTx> {
-    return { ...runtime, onEvent: observedSink(runtime.onEvent), traceId: recordedTraceId };
+    return {
+      ...runtime,
+      onEvent: observedSink(runtime.onEvent),
+      around: { call: observeAcquisition, handler: observeHandler },
+      traceId: recordedTraceId,
+    };
   },
-  /** Middlewares placed just outside and just inside the idempotency middleware: the acquisition's span, the handler's. */
-  acquisition: observeAcquisition,
-  handler: observeHandler,
   /** The outermost middleware of every procedure: its span and, for an idempotent one, its outcome. */
   procedure: observeProcedure,
   providerFetch: observedProviderFetch,

@@ -7,7 +7,8 @@
  * with the call's tRPC context. `observeProcedure` places the request's
  * scope in that context; the app's one runtime (`observedSink`) files each
  * event under it, as a span event and as evidence for the outcome, and the
- * acquisition's and the handler's hooks find it there too. A request gets
+ * hooks it runs around the acquisition and the handler (its `around`) find
+ * it there too. A request gets
  * its call and its scope, nothing else: no runtime, no closures, and no
  * AsyncLocalStorage of the plug-in's own (on Node.js 20 every store a
  * request runs in is carried over to each promise it makes). The outcome is decided once,
@@ -172,34 +173,34 @@ function endAcquisition(scope: Scope): void {
   scope.acquireFrom = undefined;
 }
 
-/** Placed right before the idempotency middleware: the acquisition starts here. */
-export async function observeAcquisition<R>(opts: { ctx: object; next: () => Promise<R> }): Promise<R> {
-  const scope = (opts.ctx as Observed)[SCOPE];
-  if (!scope?.recording) return opts.next();
+/** Around the idempotency middleware's whole work (its runtime's `around.call`): the acquisition starts here. */
+export async function observeAcquisition<R>(request: object, run: () => Promise<R>): Promise<R> {
+  const scope = (request as Observed)[SCOPE];
+  if (!scope?.recording) return run();
   scope.acquireFrom = performance.now();
   try {
-    return await opts.next();
+    return await run();
   } finally {
     // A replay or a refusal: the key was never taken, the acquisition ends with the answer.
     endAcquisition(scope);
   }
 }
 
-/** Placed right after the idempotency middleware: the key is this request's, the handler runs (its provider calls under its span). */
-export async function observeHandler<R>(opts: { ctx: object; next: () => Promise<R> }): Promise<R> {
-  const scope = (opts.ctx as Observed)[SCOPE];
-  if (!scope) return opts.next();
+/** Around the handler's run (the runtime's `around.handler`): the key is this request's, the handler runs (its provider calls under its span). */
+export async function observeHandler<R>(request: object, run: () => Promise<R>): Promise<R> {
+  const scope = (request as Observed)[SCOPE];
+  if (!scope) return run();
   // Unrecorded: the provider calls still carry the trace (not sampled), so the provider records none of it either.
   if (!scope.recording) {
     const active = context.active();
     // Under an unrecorded parent (an HTTP request's span) that span is the procedure's and already active.
-    return trace.getSpan(active) === scope.span ? opts.next() : context.with(trace.setSpan(active, scope.span), opts.next);
+    return trace.getSpan(active) === scope.span ? run() : context.with(trace.setSpan(active, scope.span), run);
   }
   endAcquisition(scope);
   const span = tracer().startSpan("idempotency.handler");
   scope.handler = span;
   try {
-    return await context.with(trace.setSpan(context.active(), span), opts.next);
+    return await context.with(trace.setSpan(context.active(), span), run);
   } finally {
     span.end();
     scope.handler = undefined;

@@ -5,8 +5,13 @@
  * under the request's scope this way). A second call on the key arrives
  * while the first holds it, so their events interleave; each must still
  * arrive with its own context, and so must a later replay's.
+ *
+ * The runtime's `around` hooks get the same context: `call` around each
+ * call's whole work, `handler` around the handler's run, and only where the
+ * handler runs (a replay and a refusal get `call` alone).
  */
 import { createIdempotencyProcedures, IdempotencyEventType as E, type IdempotencyEvent } from "@exactly-once/trpc";
+import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createContextInner, idempotencyRuntime } from "../../server/app";
 import { createCallerFactory, router, tenantProcedure } from "../../server/trpc";
@@ -37,6 +42,37 @@ const testRouter = router({
     }),
 });
 const createCaller = createCallerFactory(testRouter);
+
+/** What the `around` hooks saw, in order: the call's mark, the stretch, and whether it began or ended. */
+const stretches: string[] = [];
+const markOf = (request: object) => (request as { [MARK]?: unknown })[MARK];
+const logged =
+  (stretch: string) =>
+  async <T>(request: object, run: () => Promise<T>): Promise<T> => {
+    stretches.push(`${String(markOf(request))} ${stretch} begins`);
+    try {
+      return await run();
+    } finally {
+      stretches.push(`${String(markOf(request))} ${stretch} ends`);
+    }
+  };
+const hooked = createIdempotencyProcedures({ ...idempotencyRuntime, around: { call: logged("call"), handler: logged("handler") } });
+const hookedRouter = router({
+  pay: marked
+    .meta({ idempotent: true })
+    .input(input)
+    .concat(hooked.atomic())
+    .mutation(async ({ ctx, input: i }) => {
+      stretches.push(`${String(markOf(ctx))} handler writes`);
+      await ctx.idempotency.tx.insert(effects).values({ tenantId: ctx.tenant.id, key: ctx.idempotency.key, note: i.tag, amount: i.amount });
+      if (i.tag.startsWith("refuse")) throw new TRPCError({ code: "BAD_REQUEST", message: "nothing to pay" });
+      return { tag: i.tag };
+    }),
+});
+const hookedCaller = async (mark: string, key?: string) =>
+  createCallerFactory(hookedRouter)(
+    await createContextInner({ tenant, headers: new Headers({ ...(key ? { "Idempotency-Key": key } : {}), "x-call": mark }) }),
+  );
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -74,6 +110,36 @@ describe("onEvent's request", () => {
         { type: E.Waited, mark: "first" },
         { type: E.Replayed, mark: "first" },
         { type: E.Replayed, mark: "third" },
+      ]);
+    }
+  });
+});
+
+describe("the runtime's around hooks", () => {
+  it("run around each call and, where it runs, around its handler, with the call's context", async () => {
+    for (let round = 0; round < 3; round++) {
+      const key = uniqueKey("around");
+      stretches.length = 0;
+      expect(await (await hookedCaller("first", key)).pay({ tag: key, amount: 1 })).toEqual({ tag: key });
+      expect(await (await hookedCaller("retry", key)).pay({ tag: key, amount: 1 })).toEqual({ tag: key });
+      await expect((await hookedCaller("keyless")).pay({ tag: key, amount: 1 })).rejects.toThrow(/Idempotency-Key/);
+      const refused = uniqueKey("refuse");
+      await expect((await hookedCaller("refused", refused)).pay({ tag: refused, amount: 1 })).rejects.toThrow(/nothing to pay/);
+      expect(stretches).toEqual([
+        "first call begins",
+        "first handler begins",
+        "first handler writes",
+        "first handler ends",
+        "first call ends",
+        "retry call begins",
+        "retry call ends",
+        "keyless call begins",
+        "keyless call ends",
+        "refused call begins",
+        "refused handler begins",
+        "refused handler writes",
+        "refused handler ends",
+        "refused call ends",
       ]);
     }
   });

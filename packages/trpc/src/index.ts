@@ -11,6 +11,7 @@ export { createIdempotencyProcedures, type IdempotencyMeta } from "./procedures.
 export { idempotencyHeaders, idempotencyOutcome, REPLAYED_HEADER, type IdempotencyOutcome } from "./outcome.js";
 export { createRuntime, type RuntimeOptions } from "./runtime.js";
 export type {
+  Around,
   AtomicHandle,
   IdempotencyContext,
   IdempotencyEventSink,

@@ -90,20 +90,28 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
 
   type Acquired<R> = { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: Decidable };
 
+  type Run<R> = (r: IdempotencyRuntime<TTx>, a: Attempt) => Promise<Acquired<R>>;
+
+  /** One call's whole work, inside the runtime's `around.call` when it has one. */
+  function decide<R>(ctx: TCtx, path: string, input: unknown, options: ProcedureOptions, run: Run<R>) {
+    const r = runtimeOf(ctx);
+    const call = r.around?.call;
+    return call ? call(ctx, () => decided(r, ctx, path, input, options, run)) : decided(r, ctx, path, input, options, run);
+  }
+
+  /** The handler's run under the key, inside the runtime's `around.handler` when it has one. */
+  function handled<T>(r: IdempotencyRuntime<TTx>, ctx: TCtx, run: () => Promise<T>): Promise<T> {
+    const handler = r.around?.handler;
+    return handler ? handler(ctx, run) : run();
+  }
+
   /**
    * Runs one attempt and notes what was decided for the request (see
    * outcome.ts); a refusal (a missing key, a mismatch, a key in progress or
    * lost) is noted and thrown on to tRPC.
    */
-  async function decide<R>(
-    ctx: TCtx,
-    path: string,
-    input: unknown,
-    options: ProcedureOptions,
-    run: (r: IdempotencyRuntime<TTx>, a: Attempt) => Promise<Acquired<R>>,
-  ) {
+  async function decided<R>(r: IdempotencyRuntime<TTx>, ctx: TCtx, path: string, input: unknown, options: ProcedureOptions, run: Run<R>) {
     try {
-      const r = runtimeOf(ctx);
       const a = attempt(r, ctx, path, input, options);
       const acquired = await run(r, a);
       if (acquired.kind === "replay") {
@@ -126,14 +134,14 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
       t.procedure.use(({ ctx, meta, path, input, next }) =>
         // tRPC hands the middleware its context as a simplified copy of TCtx's type.
         decide(ctx as TCtx, path, input, options, (r, a) =>
-          runAtomic(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } })),
+          runAtomic(r, a, meta?.rest?.status ?? 200, (idempotency) => handled(r, ctx as TCtx, () => next({ ctx: { idempotency } }))),
         ),
       ),
     /** Handlers call out between `ctx.idempotency.phase(...)`s, with `ctx.idempotency.downstreamKey`. */
     recoverable: (options: ProcedureOptions = {}) =>
       t.procedure.use(({ ctx, meta, path, input, next }) =>
         decide(ctx as TCtx, path, input, options, (r, a) =>
-          runRecoverable(r, a, meta?.rest?.status ?? 200, (idempotency) => next({ ctx: { idempotency } })),
+          runRecoverable(r, a, meta?.rest?.status ?? 200, (idempotency) => handled(r, ctx as TCtx, () => next({ ctx: { idempotency } }))),
         ),
       ),
   };

@@ -26,6 +26,8 @@ export type RuntimeOptions<TTx> = {
   onEvent?: IdempotencyEventSink;
   /** The recorded trace of the current request, kept on the key row it takes; none by default. */
   traceId?: () => string | undefined;
+  /** Code of the app's around each call's work and its handler's run (spans, say); none by default. */
+  around?: IdempotencyRuntime<TTx>["around"];
   /** Per-procedure options override these (`atomic({ leaseMs })`). */
   defaults?: ProcedureOptions;
   limits?: Partial<TransactionLimits>;
@@ -56,6 +58,7 @@ export function createRuntime<TTx = ReservedSql>(options: RuntimeOptions<TTx>): 
     replayError: options.replayError ?? replayError,
     onEvent: options.onEvent,
     traceId: options.traceId,
+    around: options.around,
     defaults: { ...DEFAULTS, ...options.defaults },
     limits: { ...LIMITS, ...options.limits },
   };

@@ -19,6 +19,12 @@ export type IdempotencyContext = { headers: Headers; tenant: { id: string } };
 export type IdempotencyEventSink = (event: IdempotencyEvent, request?: IdempotencyContext) => void;
 
 /**
+ * The app's code around a stretch of a call: it calls `run` once and returns
+ * what `run` returns. `request` is the call's context, as the event sink gets it.
+ */
+export type Around = <T>(request: IdempotencyContext, run: () => Promise<T>) => Promise<T>;
+
+/**
  * The bounds every key transaction runs under, set with SET LOCAL right after
  * BEGIN, in the same round trip. Nothing is set on the session: behind a
  * transaction-mode pooler (PgBouncer) a session setting would stay on
@@ -80,6 +86,13 @@ export type IdempotencyRuntime<TTx> = {
   defaults: Required<Omit<ProcedureOptions, "maxHoldMs">> & Pick<ProcedureOptions, "maxHoldMs">;
   /** What every key transaction sets for itself (SET LOCAL): see `TransactionLimits`. */
   limits: TransactionLimits;
+  /**
+   * The app's code around two stretches of every call, a tracer's spans, say: `call` around the middleware's
+   * whole work (reading the key, the decision, the handler, the commit), `handler` around the handler's run under
+   * the key. Here, not as tRPC middlewares of the app's placed around this one: each of those copies the call's
+   * options twice over, a cost every write would pay.
+   */
+  around?: { call?: Around; handler?: Around };
   /** How often a recoverable holder renews its lease; 0 never (tests use it to play a stalled holder). */
   renewEveryMs?: (leaseMs: number) => number;
 };
