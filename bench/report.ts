@@ -5,7 +5,7 @@
  * middleware adds to PostgreSQL's and Node's work per operation).
  */
 import type { Burst } from "./burst";
-import type { Sample } from "./measure";
+import { median, type Sample } from "./measure";
 import type { Pair } from "./scenarios";
 
 /** `writes` is plain → wrapped, `floor` is floor → wrapped (the same wrapped runs), `recoverable` its floor → recoverable, `reads` is read → replay. */
@@ -98,9 +98,13 @@ const predicted = (p: (r: TransportResult) => Pair) => (r: TransportResult) => {
   return base !== undefined && subject !== undefined ? (base / subject).toFixed(2) : "-";
 };
 
-/** What `subject` costs per operation against `base`, in one CPU column (a lower one is better). */
+/**
+ * What `subject` costs per operation against `base`, in one CPU column (a lower one is better): the median of the
+ * rounds' own ratios, like the throughput's, so a round the whole machine ran slow in (both sides' CPU up) moves
+ * neither side's median alone.
+ */
 const cpuRatio = (p: (r: TransportResult) => Pair, of: (s: Sample) => number | undefined) => (r: TransportResult) =>
-  (of(p(r).subject) ?? Number.NaN) / (of(p(r).base) ?? Number.NaN);
+  median(p(r).rounds.map((round) => (of(round.subject) ?? Number.NaN) / (of(round.base) ?? Number.NaN)));
 const pgUs = (s: Sample) => s.cpu?.postgresUs;
 const nodeUs = (s: Sample) => s.cpu?.selfUs;
 

@@ -16,7 +16,8 @@ import { drive, median, type Load, type Sample } from "./measure";
 import type { PaymentInput } from "./router";
 import type { Transport } from "./transports";
 
-export type Pair = { base: Sample; subject: Sample; ratio: number };
+/** Each side's medians, the throughput ratio, and the rounds themselves (each a base and a subject run seconds apart). */
+export type Pair = { base: Sample; subject: Sample; ratio: number; rounds: { base: Sample; subject: Sample }[] };
 
 export const inputFor = (n: number): PaymentInput => ({
   amountMinor: 100 + (n % 9_900),
@@ -68,6 +69,7 @@ const pair = (bases: Sample[], subjects: Sample[]): Pair => ({
   base: mid(bases),
   subject: mid(subjects),
   ratio: median(bases.map((b, i) => subjects[i]!.opsPerSec / b.opsPerSec)),
+  rounds: bases.map((base, i) => ({ base, subject: subjects[i]! })),
 });
 
 async function compare(

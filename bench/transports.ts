@@ -41,7 +41,13 @@ export function inProcess(tenant: Tenant): Transport {
     wrapped: async (key, input, attempt) => {
       const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key, "Idempotency-Attempt": String(attempt) }));
       const output = await caller.wrapped(input);
-      return { body: JSON.stringify(output), replayed: idempotencyOutcome(ctx)?.decision === "replayed" };
+      // Serialised only where a scenario reads it (the burst, the stored keys): the floor's client serialises nothing.
+      return {
+        get body() {
+          return JSON.stringify(output);
+        },
+        replayed: idempotencyOutcome(ctx)?.decision === "replayed",
+      };
     },
     floor: async (key, input) => {
       await (await call(new Headers({ "Idempotency-Key": key }))).caller.floor(input);
