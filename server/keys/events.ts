@@ -84,8 +84,9 @@ export function createEventLog(sql: () => Sql) {
    */
   function record(event: IdempotencyEvent, traceId?: string): void {
     // A debug line each: the events live in idempotency_events, /admin and the metrics, and at info they
-    // would bury a terminal (a demo's start-up printed more event lines than anything else).
-    logger.debug({ idempotency: event }, `idempotency ${event.type}`);
+    // would bury a terminal (a demo's start-up printed more event lines than anything else). Asked first: at the
+    // usual level the line's arguments would be built on every request for nothing.
+    if (logger.isLevelEnabled("debug")) logger.debug({ idempotency: event }, `idempotency ${event.type}`);
     if (ON_THE_KEY_ROW.has(event.type)) return;
     const at = stamp();
     if (event.type === IdempotencyEventType.Replayed) return countReplay(event, at);

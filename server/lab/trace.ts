@@ -10,25 +10,28 @@ import type { Sql } from "postgres";
 import { IdempotencyEventType, type IdempotencyEvent, type KeyOutcome } from "@exactly-once/trpc";
 import { Book, type Movement } from "../ledger/post";
 import type { ObservedCall as ProviderCall } from "../psp/client";
-import { findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";
+import { currentRun, findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";
 import { labKeyOf } from "./scenarios";
 
 /** A key event, as the database decided it (claim, replay, conflict, takeover, a phase committed or skipped…). */
 export function traceKeyEvent(e: IdempotencyEvent): void {
+  // Every key event of every request comes here; outside a lab run there is no step to word.
+  const run = currentRun();
+  if (!run) return;
   if (e.type === IdempotencyEventType.PhaseCommitted)
-    return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" committed (recovery point)`);
+    return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" committed (recovery point)`, run);
   if (e.type === IdempotencyEventType.PhaseSkipped)
-    return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" skipped: committed by an earlier attempt`);
+    return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" skipped: committed by an earlier attempt`, run);
   if (e.waitedMs !== undefined) {
     // Recorded where the wait began: the diagram draws it from there to where it ended, over the holder's steps it waited for.
-    recordStep(Lane.App, Lane.Database, `waited ${e.waitedMs} ms for the key`, undefined, e.waitedMs);
+    recordStep(Lane.App, Lane.Database, `waited ${e.waitedMs} ms for the key`, run, e.waitedMs);
     return;
   }
   const parts = [`key ${e.type.replace("_", " ")}`];
   if (e.fence !== undefined) parts.push(`fence ${e.fence}`);
   if (e.status !== undefined) parts.push(`status ${e.status}`);
   if (e.recoveryPoint) parts.push(`at ${e.recoveryPoint}`);
-  recordStep(Lane.App, Lane.Database, parts.join(", "));
+  recordStep(Lane.App, Lane.Database, parts.join(", "), run);
 }
 
 /** What a call to the provider asks for, in words (the key it sends says which operation it is). */
