@@ -8,11 +8,11 @@
  * scope in that context; the app's one runtime (`observedSink`) files each
  * event under it, as a span event and as evidence for the outcome, and the
  * hooks it runs around the acquisition and the handler (its `around`) find
- * it there too. A request gets
- * its call and its scope, nothing else: no runtime, no closures, and no
- * AsyncLocalStorage of the plug-in's own (on Node.js 20 every store a
- * request runs in is carried over to each promise it makes). The outcome is decided once,
- * when the procedure answers, so every request is counted exactly once.
+ * it there too. A request gets its call and its scope, nothing else: no
+ * runtime, no closures, and no AsyncLocalStorage of the plug-in's own (on
+ * Node.js 20 every store a request runs in is carried over to each promise
+ * it makes). The outcome is decided once, when the procedure answers, so
+ * every request is counted exactly once.
  *
  * A replay answered at once, the hot path, is one span: its decision and
  * fence go on the procedure's span, since a child span covering the same
