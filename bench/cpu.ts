@@ -19,6 +19,12 @@ import type { Sql } from "postgres";
  */
 export type CpuSnapshot = {
   self: number;
+  /**
+   * The main thread's share of `self` (µs, Linux only): all the JavaScript runs there. The rest of `self` is
+   * V8's helper threads (parallel scavenges, concurrent marking and sweeping, background compilation) and
+   * libuv's pool: what a side's allocation and the garbage it leaves cost beside the code it runs.
+   */
+  main?: number;
   loop: EventLoopUtilization;
   postgres?: PostgresProcesses;
   /** When the snapshot was taken, in µs since boot (the clock of process start times). */
@@ -34,7 +40,8 @@ export type CpuSnapshot = {
 /** This process alone: CPU of all its threads, and its event loop. */
 export function selfSnapshot(): CpuSnapshot {
   const usage = process.cpuUsage();
-  return { self: usage.user + usage.system, loop: performance.eventLoopUtilization() };
+  // /proc/<pid>/schedstat is the thread group leader's own: the main thread, not the process.
+  return { self: usage.user + usage.system, main: onCpu(process.pid), loop: performance.eventLoopUtilization() };
 }
 
 /** /proc reports in clock ticks; USER_HZ is 100 on every Linux build Node supports. */
@@ -173,6 +180,8 @@ async function statementsSoFar(sql: Sql): Promise<number> {
  */
 export type CpuUse = {
   selfUs: number;
+  /** Of `selfUs`, the main thread's (see CpuSnapshot.main). */
+  mainUs?: number;
   loopBusy: number;
   postgresUs?: number;
   otherShare?: number;
@@ -182,6 +191,7 @@ export type CpuUse = {
 
 export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse {
   const self = to.self - from.self;
+  const main = to.main !== undefined && from.main !== undefined ? to.main - from.main : undefined;
   const pg = to.postgres && from.postgres && from.at !== undefined ? postgresUsed(from.postgres, to.postgres, from.at) : undefined;
   const total = to.total !== undefined && from.total !== undefined ? to.total - from.total : undefined;
   const busy = to.busy !== undefined && from.busy !== undefined ? to.busy - from.busy : undefined;
@@ -191,6 +201,7 @@ export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse 
   const statements = to.statements !== undefined && from.statements !== undefined ? (to.statements - from.statements) / ops : undefined;
   return {
     selfUs: self / ops,
+    mainUs: main === undefined ? undefined : main / ops,
     loopBusy,
     postgresUs: pg === undefined ? undefined : pg / ops,
     otherShare: other,

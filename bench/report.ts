@@ -107,6 +107,7 @@ const cpuRatio = (p: (r: TransportResult) => Pair, of: (s: Sample) => number | u
   median(p(r).rounds.map((round) => (of(round.subject) ?? Number.NaN) / (of(round.base) ?? Number.NaN)));
 const pgUs = (s: Sample) => s.cpu?.postgresUs;
 const nodeUs = (s: Sample) => s.cpu?.selfUs;
+const mainUs = (s: Sample) => s.cpu?.mainUs;
 
 const targets: Target[] = [
   { name: "wrapped/plain", value: (r) => r.writes.ratio, min: (t) => (t === "http" ? 0.9 : 0.8), predicted: predicted((r) => r.writes) },
@@ -117,6 +118,8 @@ const targets: Target[] = [
   // CPU per operation, the ratios to trust on a busy machine: what the middleware adds, side by side.
   { name: "wrapped/floor pg us/op", value: cpuRatio((r) => r.floor, pgUs), min: () => 1.1, max: true },
   { name: "wrapped/floor node us/op", value: cpuRatio((r) => r.floor, nodeUs), min: () => 1.1, max: true },
+  // Of that, the main thread's alone (the JavaScript): the rest is V8's helper threads, mostly the garbage collector.
+  { name: "wrapped/floor node main us/op", value: cpuRatio((r) => r.floor, mainUs) },
   { name: "replay/read node+pg us/op", value: cpuRatio((r) => r.reads, cpuPerOp), min: () => 1.2, max: true },
   { name: "recoverable/floor pg us/op", value: cpuRatio((r) => r.recoverable, pgUs) },
   { name: "recoverable/floor node us/op", value: cpuRatio((r) => r.recoverable, nodeUs) },

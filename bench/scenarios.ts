@@ -40,6 +40,7 @@ export function mid(samples: Sample[]): Sample {
     count: m((s) => s.count)!,
     cpu: {
       selfUs: m((s) => s.cpu?.selfUs) ?? Number.NaN,
+      mainUs: m((s) => s.cpu?.mainUs),
       loopBusy: m((s) => s.cpu?.loopBusy) ?? Number.NaN,
       postgresUs: m((s) => s.cpu?.postgresUs),
       otherShare: m((s) => s.cpu?.otherShare),
