@@ -53,7 +53,7 @@ export function inProcess(tenant: Tenant): Transport {
       await (await call(new Headers({ "Idempotency-Key": key }))).caller.floor(input);
     },
     recoverable: async (key, input) => {
-      const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key }));
+      const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key, "Idempotency-Attempt": "1" }));
       await caller.recoverable(input);
       if (idempotencyOutcome(ctx)?.decision === "replayed") throw new Error("a fresh key was answered as a replay");
     },
@@ -94,7 +94,8 @@ export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Tran
       expect(r.status, 201, "POST /bench/floor", r.body);
     },
     recoverable: async (key, input) => {
-      const r = await http.send("POST", "/api/bench/recoverable", { ...json, "idempotency-key": key }, JSON.stringify(input));
+      const headers = { ...json, "idempotency-key": key, "idempotency-attempt": "1" };
+      const r = await http.send("POST", "/api/bench/recoverable", headers, JSON.stringify(input));
       expect(r.status, 201, "POST /bench/recoverable", r.body);
       if (r.headers["idempotent-replayed"] === "true") throw new Error("a fresh key was answered as a replay");
     },

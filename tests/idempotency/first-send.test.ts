@@ -1,14 +1,27 @@
 /**
  * `Idempotency-Attempt: 1`: the client says this is its first send of the
  * key, and the atomic flavour runs the handler without looking for a stored
- * answer first. A client that says so wrongly must get exactly what a retry
- * gets (the stored answer, a mismatch, a replaced expired key), with its
- * handler's work rolled back: counted here in rows, and in handler runs.
+ * answer first; the recoverable flavour sends its claim alone. A client that
+ * says so wrongly must get exactly what a retry gets (the stored answer, a
+ * mismatch, a replaced expired key), with an atomic handler's work rolled
+ * back and a recoverable handler not run at all: counted here in rows,
+ * handler runs and calls out.
  */
 import { IDEMPOTENCY_ATTEMPT_HEADER } from "@exactly-once/trpc";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { barrier, effectsFor, ensureEffectsTable, hooks, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
+import {
+  barrier,
+  downstreamCalls,
+  effectsFor,
+  ensureEffectsTable,
+  hooks,
+  keyRow,
+  newTenant,
+  post,
+  uniqueKey,
+  type TestTenant,
+} from "./fixture";
 
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -16,8 +29,8 @@ beforeAll(async () => {
   tenant = await newTenant("first-send");
 });
 
-async function send(key: string, body: Record<string, unknown>, attempt?: string) {
-  const res = await post(tenant, "/t/atomic", body, key, attempt === undefined ? {} : { [IDEMPOTENCY_ATTEMPT_HEADER]: attempt });
+async function send(key: string, body: Record<string, unknown>, attempt?: string, path = "/t/atomic") {
+  const res = await post(tenant, path, body, key, attempt === undefined ? {} : { [IDEMPOTENCY_ATTEMPT_HEADER]: attempt });
   return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
 }
 
@@ -115,6 +128,77 @@ describe("a client's first send of a key (Idempotency-Attempt: 1)", () => {
       expect(answers[0]!.body).toBe(answers[1]!.body);
       expect(await effectsFor(tenant.id, key)).toHaveLength(1);
       expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", response_body: answers[0]!.body, replay_count: 1 });
+    }
+  });
+});
+
+describe("a recoverable first send (Idempotency-Attempt: 1): the claim alone", () => {
+  const sendRecoverable = (key: string, body: Record<string, unknown>, attempt?: string) => send(key, body, attempt, "/t/recoverable");
+  const callsOut = (tag: string) => downstreamCalls.filter((c) => c.tag === tag).length;
+
+  it("claims the key, runs once, and a retry replays the answer byte for byte", async () => {
+    const key = uniqueKey("rec-first");
+    const first = await sendRecoverable(key, { tag: key, amount: 5 }, "1");
+    expect(first).toMatchObject({ status: 201, replayed: false });
+    expect(await sendRecoverable(key, { tag: key, amount: 5 }, "2")).toEqual({ ...first, replayed: true });
+    expect(callsOut(key)).toBe(1);
+    expect(await effectsFor(tenant.id, key)).toHaveLength(2);
+    expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", response_body: first.body, replay_count: 1 });
+  });
+
+  it("on a key that already has its answer: the claim finds the row, the handler does not run, the answer is replayed", async () => {
+    for (let i = 0; i < 10; i++) {
+      const key = uniqueKey(`rec-wrong${i}`);
+      const first = await sendRecoverable(key, { tag: key, amount: 5 }, "1");
+      expect(await sendRecoverable(key, { tag: key, amount: 5 }, "1")).toEqual({ ...first, replayed: true });
+      expect(callsOut(key)).toBe(1);
+      expect(await effectsFor(tenant.id, key)).toHaveLength(2);
+    }
+  });
+
+  it("another request's key: 422, and nothing runs", async () => {
+    const key = uniqueKey("rec-mismatch");
+    await sendRecoverable(key, { tag: key, amount: 5 }, "1");
+    expect((await sendRecoverable(key, { tag: key, amount: 6 }, "1")).status).toBe(422);
+    expect(callsOut(key)).toBe(1);
+  });
+
+  it("an expired key is replaced: the first send runs under a new generation", async () => {
+    const key = uniqueKey("rec-expired");
+    const old = await sendRecoverable(key, { tag: key, amount: 5 }, "1");
+    await database()
+      .sql`update idempotency_keys set expires_at = now() - interval '1 second' where tenant_id = ${tenant.id} and key = ${key}`;
+    const fresh = await sendRecoverable(key, { tag: key, amount: 7 }, "1");
+    expect(fresh).toMatchObject({ status: 201, replayed: false });
+    expect(fresh.body).not.toBe(old.body);
+    const calls = downstreamCalls.filter((c) => c.tag === key);
+    expect(calls).toHaveLength(2);
+    expect(calls[0]!.downstreamKey).not.toBe(calls[1]!.downstreamKey);
+  });
+
+  it("a second first send while the first holds the key: its claim fails, it waits for the holder and replays", async () => {
+    for (let i = 0; i < 5; i++) {
+      const key = uniqueKey(`rec-race${i}`);
+      let release!: () => void;
+      const parked = new Promise<void>((resolve) => (release = resolve));
+      const holding = barrier(2);
+      hooks.set(key, async (point) => {
+        if (point !== "between") return;
+        await holding();
+        await parked;
+      });
+      const first = sendRecoverable(key, { tag: key, amount: 5 }, "1");
+      await holding();
+      // The first holds the key (claimed, its phase committed) while the second sends its claim.
+      const second = sendRecoverable(key, { tag: key, amount: 5 }, "1");
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      release();
+      const answers = await Promise.all([first, second]);
+      expect(answers.map((a) => a.status)).toEqual([201, 201]);
+      expect(answers.map((a) => a.replayed)).toEqual([false, true]);
+      expect(answers[1]!.body).toBe(answers[0]!.body);
+      expect(callsOut(key)).toBe(1);
+      expect(await effectsFor(tenant.id, key)).toHaveLength(2);
     }
   });
 });

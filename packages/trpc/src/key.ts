@@ -40,12 +40,14 @@ function structured(value: string): { key: string } | { refused: string } {
  * the first (what gRPC's `grpc-previous-rpc-attempts` and the AWS SDKs'
  * `amz-sdk-request: attempt=1` tell a server). It changes what a request
  * costs, never how it is answered: `1` says nothing can be stored under the
- * key yet, so the atomic flavour does not look for a stored answer before it
- * runs the handler. A client that says so wrongly (a reused key, a proxy
- * that sends a request twice) costs itself a handler run that the key row's
- * unique index rolls back before the stored answer is replayed; nothing runs
- * twice. Any other value, or none, keeps the look; like a preference a server
- * does not act on (RFC 7240), a value it does not read is not refused.
+ * key yet, so neither flavour looks for a stored answer first: the atomic
+ * one runs the handler, the recoverable one sends its claim alone. A client
+ * that says so wrongly (a reused key, a proxy that sends a request twice)
+ * costs itself an atomic handler run that the key row's unique index rolls
+ * back, or a recoverable claim that finds the row, before the stored answer
+ * is replayed; nothing runs twice. Any other value, or none, keeps the
+ * look; like a preference a server does not act on (RFC 7240), a value it
+ * does not read is not refused.
  */
 export const IDEMPOTENCY_ATTEMPT_HEADER = "Idempotency-Attempt";
 

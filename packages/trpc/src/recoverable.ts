@@ -4,7 +4,8 @@
  *
  * 1. The claim commits (in progress, under a lease and a fence): for a fresh
  *    key one pipelined round trip, a look and an INSERT … ON CONFLICT DO
- *    NOTHING (`claimFresh`); otherwise the acquisition (acquire.ts).
+ *    NOTHING (`claimFresh`; the INSERT alone on a client's first send of the
+ *    key); otherwise the acquisition (acquire.ts).
  * 2. Each `phase(name, fn)` runs in its own transaction that first locks the
  *    key row under this holder's fence, then commits its writes with the
  *    recovery point `name` and its JSON result. An attempt that took the key
@@ -100,17 +101,21 @@ const claimRow = (a: Attempt): store.Put => ({ state: KeyState.InProgress, lease
  * INSERT … ON CONFLICT DO NOTHING, pipelined. The primary key lets one
  * attempt in; a row that answers at once is answered (a replay, a
  * mismatch); anything else (a takeover, an expired key, a live holder, a
- * claim that lost to another) is undefined: the locking way decides.
+ * claim that lost to another) is undefined: the locking way decides. A
+ * client's first send of the key (`Idempotency-Attempt: 1`) has nothing to
+ * find and sends the INSERT alone; said wrongly, its claim finds the row and
+ * the locking way reads it, so a wrong `1` costs a statement, never a run.
  */
 async function claimFresh(reserve: Pool["reserve"], a: Attempt): Promise<Acquired<store.Claim> | undefined> {
   const conn = await reserve();
   try {
-    const [seen, claimed] = await Promise.all([store.peek(conn, a), store.claimIfAbsent(conn, a, claimRow(a))]);
+    const [seen, claimed] = await Promise.all([a.firstSend ? undefined : store.peek(conn, a), store.claimIfAbsent(conn, a, claimRow(a))]);
     const claim = store.claimed(claimed);
     if (claim) {
       announce(a, { ...claim, seenFence: 0, how: Decision.Claim });
       return { kind: "owned", value: claim };
     }
+    if (!seen) return undefined;
     const row = store.peeked(seen);
     const decision = row && decide(row, a.fingerprint);
     if (decision === Decision.Replay) return { kind: "replay", row: row! };
