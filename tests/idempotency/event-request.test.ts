@@ -69,8 +69,9 @@ const hookedRouter = router({
       return { tag: i.tag };
     }),
 });
+const createHookedCaller = createCallerFactory(hookedRouter);
 const hookedCaller = async (mark: string, key?: string) =>
-  createCallerFactory(hookedRouter)(
+  createHookedCaller(
     await createContextInner({ tenant, headers: new Headers({ ...(key ? { "Idempotency-Key": key } : {}), "x-call": mark }) }),
   );
 
