@@ -173,10 +173,17 @@ function endAcquisition(scope: Scope): void {
   scope.acquireFrom = undefined;
 }
 
-/** Around the idempotency middleware's whole work (its runtime's `around.call`): the acquisition starts here. */
-export async function observeAcquisition<R>(request: object, run: () => Promise<R>): Promise<R> {
+/**
+ * Around the idempotency middleware's whole work (its runtime's `around.call`): the acquisition starts here.
+ * Unrecorded, the call's own promise goes back as it is: an async function returning it would add a promise
+ * and its resolution's turns to every request.
+ */
+export function observeAcquisition<R>(request: object, run: () => Promise<R>): Promise<R> {
   const scope = (request as Observed)[SCOPE];
-  if (!scope?.recording) return run();
+  return scope?.recording ? acquiring(scope, run) : run();
+}
+
+async function acquiring<R>(scope: Scope, run: () => Promise<R>): Promise<R> {
   scope.acquireFrom = performance.now();
   try {
     return await run();
@@ -186,8 +193,11 @@ export async function observeAcquisition<R>(request: object, run: () => Promise<
   }
 }
 
-/** Around the handler's run (the runtime's `around.handler`): the key is this request's, the handler runs (its provider calls under its span). */
-export async function observeHandler<R>(request: object, run: () => Promise<R>): Promise<R> {
+/**
+ * Around the handler's run (the runtime's `around.handler`): the key is this request's, the handler runs (its
+ * provider calls under its span). Unrecorded, like `observeAcquisition`, it returns the run's own promise.
+ */
+export function observeHandler<R>(request: object, run: () => Promise<R>): Promise<R> {
   const scope = (request as Observed)[SCOPE];
   if (!scope) return run();
   // Unrecorded: the provider calls still carry the trace (not sampled), so the provider records none of it either.
@@ -196,6 +206,10 @@ export async function observeHandler<R>(request: object, run: () => Promise<R>):
     // Under an unrecorded parent (an HTTP request's span) that span is the procedure's and already active.
     return trace.getSpan(active) === scope.span ? run() : context.with(trace.setSpan(active, scope.span), run);
   }
+  return handling(scope, run);
+}
+
+async function handling<R>(scope: Scope, run: () => Promise<R>): Promise<R> {
   endAcquisition(scope);
   const span = tracer().startSpan("idempotency.handler");
   scope.handler = span;
