@@ -27,7 +27,7 @@ import { checkoutRouter } from "./checkout/_router";
 import { contextOf, type AppServices, type Context, type ContextOptions } from "./context";
 import { env, isDemoMode } from "./env";
 import { createCompleter } from "./keys/completer";
-import { createEventLog } from "./keys/events";
+import { createEventLog, type EventLog } from "./keys/events";
 import { createKeysRuntime, deleteExpiredKeys } from "./keys/runtime";
 import { startExpirySweep } from "./keys/sweep";
 import { createLabPlugin } from "./lab/plugin";
@@ -57,8 +57,14 @@ const provider = createProvider(
   ],
 );
 
-/** Idempotency events, written to idempotency_events off the request path (start-up flushes it at shutdown). */
-export const eventLog = createEventLog(() => database().sql);
+/**
+ * Idempotency events, written to idempotency_events off the request path (start-up flushes it at shutdown).
+ * One per process, kept on `globalThis` as the pool is (db/client.ts): Next.js evaluates this module in the
+ * start-up's bundle and again in the routes', and the clean stop, which flushes start-up's, must also write
+ * what the routes' requests left buffered (up to 5 s of replay counts), not drop it.
+ */
+const eventLogHolder = globalThis as { __eoEventLog?: EventLog };
+export const eventLog = (eventLogHolder.__eoEventLog ??= createEventLog(() => database().sql));
 
 /** The app's idempotency runtime: its events go to the event log, and to the lab's diagram. */
 export const idempotencyRuntime = instrument.runtime(

@@ -11,7 +11,8 @@ import postgres, { type Sql } from "postgres";
 import { createFreshDatabase, freePort } from "../../tests/support/database";
 import { root } from "./walkthrough";
 
-export type OwnServer = { baseURL: string; db: Sql; stop: () => Promise<void> };
+/** `terminate`: SIGTERM to the run command's group and its exit awaited, the database kept for a look; `stop` also drops it. */
+export type OwnServer = { baseURL: string; db: Sql; terminate: () => Promise<number | null>; stop: () => Promise<void> };
 
 export async function startOwnServer(label: string, env: Record<string, string>): Promise<OwnServer> {
   const [database, port, pspPort] = await Promise.all([createFreshDatabase(label), freePort(), freePort()]);
@@ -23,12 +24,16 @@ export async function startOwnServer(label: string, env: Record<string, string>)
   });
   const db = postgres(database.url, { max: 2, onnotice: () => undefined });
   const baseURL = `http://127.0.0.1:${port}`;
-  const stop = async () => {
+  const terminate = async () => {
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
       const exited = once(child, "exit");
       process.kill(-child.pid, "SIGTERM");
       await exited;
     }
+    return child.exitCode;
+  };
+  const stop = async () => {
+    await terminate();
     await db.end();
     await database.dispose();
   };
@@ -43,5 +48,5 @@ export async function startOwnServer(label: string, env: Record<string, string>)
     await stop();
     throw error;
   }
-  return { baseURL, db, stop };
+  return { baseURL, db, terminate, stop };
 }
