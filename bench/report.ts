@@ -118,7 +118,7 @@ const targets: Target[] = [
   // CPU per operation, the ratios to trust on a busy machine: what the middleware adds, side by side.
   { name: "wrapped/floor pg us/op", value: cpuRatio((r) => r.floor, pgUs), min: () => 1.1, max: true },
   { name: "wrapped/floor node us/op", value: cpuRatio((r) => r.floor, nodeUs), min: () => 1.1, max: true },
-  // Of that, the main thread's alone (the JavaScript): the rest is V8's helper threads, mostly the garbage collector.
+  // Of that, the main thread's alone (the JavaScript): the rest is V8's helper threads (the collector, background compilation).
   { name: "wrapped/floor node main us/op", value: cpuRatio((r) => r.floor, mainUs) },
   { name: "replay/read node+pg us/op", value: cpuRatio((r) => r.reads, cpuPerOp), min: () => 1.2, max: true },
   { name: "recoverable/floor pg us/op", value: cpuRatio((r) => r.recoverable, pgUs) },
