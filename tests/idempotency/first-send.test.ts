@@ -18,6 +18,7 @@ import {
   hooks,
   keyRow,
   newTenant,
+  park,
   post,
   uniqueKey,
   type TestTenant,
@@ -134,7 +135,8 @@ describe("a client's first send of a key (Idempotency-Attempt: 1)", () => {
 
 describe("a recoverable first send (Idempotency-Attempt: 1): the claim alone", () => {
   const sendRecoverable = (key: string, body: Record<string, unknown>, attempt?: string) => send(key, body, attempt, "/t/recoverable");
-  const callsOut = (tag: string) => downstreamCalls.filter((c) => c.tag === tag).length;
+  const callsOutOf = (tag: string) => downstreamCalls.filter((c) => c.tag === tag);
+  const callsOut = (tag: string) => callsOutOf(tag).length;
 
   it("claims the key, runs once, and a retry replays the answer byte for byte", async () => {
     const key = uniqueKey("rec-first");
@@ -171,7 +173,7 @@ describe("a recoverable first send (Idempotency-Attempt: 1): the claim alone", (
     const fresh = await sendRecoverable(key, { tag: key, amount: 7 }, "1");
     expect(fresh).toMatchObject({ status: 201, replayed: false });
     expect(fresh.body).not.toBe(old.body);
-    const calls = downstreamCalls.filter((c) => c.tag === key);
+    const calls = callsOutOf(key);
     expect(calls).toHaveLength(2);
     expect(calls[0]!.downstreamKey).not.toBe(calls[1]!.downstreamKey);
   });
@@ -179,20 +181,13 @@ describe("a recoverable first send (Idempotency-Attempt: 1): the claim alone", (
   it("a second first send while the first holds the key: its claim fails, it waits for the holder and replays", async () => {
     for (let i = 0; i < 5; i++) {
       const key = uniqueKey(`rec-race${i}`);
-      let release!: () => void;
-      const parked = new Promise<void>((resolve) => (release = resolve));
-      const holding = barrier(2);
-      hooks.set(key, async (point) => {
-        if (point !== "between") return;
-        await holding();
-        await parked;
-      });
+      const hold = park(key, "between");
       const first = sendRecoverable(key, { tag: key, amount: 5 }, "1");
-      await holding();
+      await hold.entered;
       // The first holds the key (claimed, its phase committed) while the second sends its claim.
       const second = sendRecoverable(key, { tag: key, amount: 5 }, "1");
       await new Promise((resolve) => setTimeout(resolve, 150));
-      release();
+      hold.release();
       const answers = await Promise.all([first, second]);
       expect(answers.map((a) => a.status)).toEqual([201, 201]);
       expect(answers.map((a) => a.replayed)).toEqual([false, true]);
