@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { responseMeta } from "../../app/api/trpc/[trpc]/response-meta";
 import { database } from "../../db/client";
 import { createContextInner } from "../../server/app";
-import { fingerprint } from "@exactly-once/trpc";
+import { fingerprint, setLocalLimits } from "@exactly-once/trpc";
 import { acquire, Decision, lockId, type Attempt } from "../../packages/trpc/src/acquire.js";
 import { barrier, trpcError } from "../support/api";
 import {
@@ -42,6 +42,8 @@ const PROCEDURE = "t.direct";
 /** Where the acquisition takes its connections: the app's pool, as the middleware's runtime hands it. */
 const pool = () => ({ sql: database().sql, reserve: database().reserve });
 
+const LIMITS = { lockTimeoutMs: 10_000, idleInTransactionTimeoutMs: 30_000 };
+
 function attemptFor(key: string, input: unknown, waitMs = 0): Attempt {
   const fp = fingerprint(PROCEDURE, input);
   return {
@@ -56,7 +58,8 @@ function attemptFor(key: string, input: unknown, waitMs = 0): Attempt {
     maxHoldMs: 300_000,
     waitMs,
     firstSend: false,
-    limits: { lockTimeoutMs: 10_000, idleInTransactionTimeoutMs: 30_000 },
+    limits: LIMITS,
+    setup: setLocalLimits(LIMITS),
     event: () => undefined,
   };
 }

@@ -22,7 +22,7 @@ import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type Idempo
 import { IdempotencyEventType as E, type IdempotencyEvent } from "./events.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
-import { inTransaction, isLockTimeout, setLocalLimits, setLocalLockTimeout, type KeyTransaction, type Pool } from "./transaction.js";
+import { inTransaction, isLockTimeout, setLocalLockTimeout, type KeyTransaction, type Pool } from "./transaction.js";
 import type { TransactionLimits } from "./types.js";
 
 /** One request's hold on its key: what it would store, its budgets, and how it reports events. */
@@ -34,8 +34,10 @@ export type Attempt = store.Request & {
   waitMs: number;
   /** The client said this is its first send of the key (`Idempotency-Attempt: 1`, key.ts): no stored answer is looked for first. */
   firstSend: boolean;
-  /** The bounds the key's transactions set for themselves. */
+  /** The bounds the key's transactions run under. */
   limits: TransactionLimits;
+  /** What each of its transactions sends with BEGIN to put `limits` on itself: the SET LOCALs of those its connection does not carry already (`setLocalLimits`), often none. */
+  setup: string;
   event: (type: IdempotencyEvent["type"], extra?: Partial<IdempotencyEvent>) => void;
   /** How long this attempt has waited for the key so far and not yet reported (`waited`); undefined: no wait. */
   waitedMs?: number;
@@ -115,9 +117,10 @@ function answersWithoutLock(row: store.KeyRow | undefined, a: Attempt): boolean 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Opens the key's transaction: BEGIN with its limits (`SET LOCAL`, one
- * simple query), then one prepared statement that tries the advisory lock
- * and reads the row (`store.take`), and an optional savepoint after the lock
+ * Opens the key's transaction: BEGIN with the limits its connection does
+ * not carry (`SET LOCAL`, one simple query), then one prepared statement
+ * that tries the advisory lock and reads the row (`store.take`), and an
+ * optional savepoint after the lock
  * (a rollback to it keeps the lock). The limits are not `set_config(…, true)`
  * columns of the take: on PostgreSQL 18 that made a fresh key cost the
  * server about 2× the floor under concurrency, against 1.2× with the same
@@ -133,11 +136,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 async function lockAndLoad(t: KeyTransaction, a: Attempt, savepoint: string | undefined): Promise<store.KeyRow | undefined> {
   const id = lockId(a);
-  const [[taken]] = await t.begin(
-    setLocalLimits(a.limits),
-    store.take(t.conn, a, id),
-    ...(savepoint ? [t.conn.unsafe(`savepoint ${savepoint}`)] : []),
-  );
+  const [[taken]] = await t.begin(a.setup, store.take(t.conn, a, id), ...(savepoint ? [t.conn.unsafe(`savepoint ${savepoint}`)] : []));
   const row = store.loaded([taken!]);
   if (taken!.locked || answersWithoutLock(row, a)) return row;
 

@@ -9,8 +9,10 @@
  *    statement and opens nothing; left out when the client says this is its
  *    first send of the key (`Idempotency-Attempt: 1`, key.ts), which then
  *    costs exactly the floor's statements;
- * 2. BEGIN (with the transaction's limits), sent without waiting, so that it
- *    goes out with the handler's first statement through `ctx.idempotency.tx`:
+ * 2. BEGIN (with those of the transaction's limits its connection does not
+ *    carry from its start: none on a pool opened with `connectionLimits`),
+ *    sent without waiting, so that it goes out with the handler's first
+ *    statement through `ctx.idempotency.tx`:
  *    the look, where there is one, takes the round trip the floor spends on
  *    BEGIN alone (behind a transaction pooler, where postgres-js waits for
  *    BEGIN's answer before a statement it must describe first, BEGIN is a
@@ -41,7 +43,7 @@ import { IdempotencyEventType as E } from "./events.js";
 import { outcomeOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
-import { isLockTimeout, KeyTransaction, setLocalLimits, setLocalLockTimeout } from "./transaction.js";
+import { isLockTimeout, KeyTransaction, setLocalLockTimeout } from "./transaction.js";
 import type { AtomicHandle, HandlerResult, IdempotencyRuntime, StoredResponse } from "./types.js";
 
 const WORK = "eo_work";
@@ -92,7 +94,7 @@ async function unlocked<TTx, R extends HandlerResult>(
     }
     // BEGIN goes out with the handler's first statement: the look above, where there is one, is the round trip the
     // floor spends on BEGIN alone.
-    t.beginAhead(setLocalLimits(a.limits));
+    t.beginAhead(a.setup);
     const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
     const outcome = outcomeOf(runtime, successStatus, result);
     if (result.ok) {

@@ -21,8 +21,8 @@ export type {
   StoredResponse,
   TransactionLimits,
 } from "./types.js";
-// The SET LOCAL of those limits, for the app's own transactions outside the middleware.
-export { setLocalLimits } from "./transaction.js";
+// The limits on a pool's connections from their start, or as the SET LOCAL of the app's own transactions.
+export { connectionLimits, setLocalLimits } from "./transaction.js";
 export { migrate, pendingMigrations, type MigrateOptions } from "./migrate.js";
 
 // Finishing keys whose client never came back, and deleting expired ones.

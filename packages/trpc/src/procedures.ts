@@ -25,6 +25,7 @@ import { isFirstSend, readIdempotencyKey } from "./key.js";
 import { noteOutcome, refusalOf, refused, REPLAYED_HEADER, type IdempotencyOutcome } from "./outcome.js";
 import { runRecoverable } from "./recoverable.js";
 import { KeyState } from "./states.js";
+import { carriedLimits, setLocalLimits } from "./transaction.js";
 import type { Decidable } from "./store.js";
 import type { IdempotencyContext, IdempotencyRuntime, ProcedureOptions } from "./types.js";
 
@@ -75,6 +76,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
       waitMs: o.waitMs,
       firstSend: isFirstSend(ctx.headers),
       limits: runtime.limits,
+      setup: setLocalLimits(runtime.limits, carriedLimits(runtime.sql())),
       event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }, ctx),
     };
   }

@@ -24,7 +24,7 @@ import { IdempotencyEventType as E } from "./events.js";
 import { outcomeOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
-import { inTransaction, setLocalLimits, type Pool } from "./transaction.js";
+import { inTransaction, type Pool } from "./transaction.js";
 import type { HandlerResult, IdempotencyRuntime, RecoverableHandle } from "./types.js";
 
 /** The key the provider dedupes on: tenant, key and the key's generation (a reused expired key is a new operation). */
@@ -161,7 +161,7 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
       const value = await inTransaction(runtime.reserve, async (t) => {
         // The fence's row lock goes out with the phase's first statement, which runs behind it; what it found is
         // checked before the phase counts for anything: a holder that lost the key commits nothing of it.
-        const owned = t.beginAhead(setLocalLimits(a.limits), store.lockOwned(t.conn, a, fence));
+        const owned = t.beginAhead(a.setup, store.lockOwned(t.conn, a, fence));
         const stillOwned = async () => {
           const [mine] = await owned;
           if (mine.length > 0) return;

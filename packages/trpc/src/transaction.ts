@@ -12,9 +12,61 @@ const timeoutMs = (value: number) => Math.max(1, Math.floor(value));
 
 export const setLocalLockTimeout = (ms: number) => `set local lock_timeout = ${timeoutMs(ms)}`;
 
-/** The SET LOCAL statements that put `limits` on the open transaction (plain SQL, for a simple query after BEGIN). */
-export function setLocalLimits(limits: TransactionLimits, lockTimeoutMs = limits.lockTimeoutMs): string {
-  return `set local idle_in_transaction_session_timeout = ${timeoutMs(limits.idleInTransactionTimeoutMs)}; ${setLocalLockTimeout(lockTimeoutMs)}`;
+/** PostgreSQL's names of the limits, as settings of a session. */
+const SETTING = { lockTimeoutMs: "lock_timeout", idleInTransactionTimeoutMs: "idle_in_transaction_session_timeout" } as const;
+
+/** Of `limits`, what every connection of a pool carries from its start, in milliseconds (see `connectionLimits`). */
+export type CarriedLimits = Partial<TransactionLimits>;
+
+/**
+ * `limits` as settings a connection carries from its start: postgres-js's
+ * `connection` option, sent in the start-up message, so no transaction
+ * sets them again. Not behind a transaction-mode pooler: PgBouncer refuses
+ * such start-up parameters, and a session setting would stay on whichever
+ * server connection it handed out.
+ */
+export function connectionLimits(limits: TransactionLimits): Record<string, string> {
+  return {
+    [SETTING.lockTimeoutMs]: String(timeoutMs(limits.lockTimeoutMs)),
+    [SETTING.idleInTransactionTimeoutMs]: String(timeoutMs(limits.idleInTransactionTimeoutMs)),
+  };
+}
+
+const carriedByPool = new WeakMap<Sql, CarriedLimits>();
+
+/** A setting given in milliseconds, as `connectionLimits` writes it; anything else (a unit, say) counts as not carried. */
+const milliseconds = (value: unknown): number | undefined =>
+  typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value)) ? Number(value) : undefined;
+
+/** The limits `sql`'s connections carry from their start (its `connection` option), read once per pool. */
+export function carriedLimits(sql: Sql): CarriedLimits {
+  let carried = carriedByPool.get(sql);
+  if (!carried) {
+    // postgres-js keeps its parsed options on the pool (not on a reserved connection).
+    const given = ((sql as { options?: { connection?: Record<string, unknown> } }).options?.connection ?? {}) as Record<string, unknown>;
+    carried = {
+      lockTimeoutMs: milliseconds(given[SETTING.lockTimeoutMs]),
+      idleInTransactionTimeoutMs: milliseconds(given[SETTING.idleInTransactionTimeoutMs]),
+    };
+    carriedByPool.set(sql, carried);
+  }
+  return carried;
+}
+
+/**
+ * The SET LOCAL statements that put `limits` on the open transaction (plain
+ * SQL, for a simple query after BEGIN): each limit its connection does not
+ * already carry with the same value (`carried`), so on a pool opened with
+ * `connectionLimits(limits)` none, and BEGIN goes alone.
+ */
+export function setLocalLimits(limits: TransactionLimits, carried: CarriedLimits = {}): string {
+  const idle = timeoutMs(limits.idleInTransactionTimeoutMs);
+  return [
+    idle === carried.idleInTransactionTimeoutMs ? "" : `set local ${SETTING.idleInTransactionTimeoutMs} = ${idle}`,
+    timeoutMs(limits.lockTimeoutMs) === carried.lockTimeoutMs ? "" : setLocalLockTimeout(limits.lockTimeoutMs),
+  ]
+    .filter(Boolean)
+    .join("; ");
 }
 
 /** PostgreSQL's lock_not_available: a lock wait ran past `lock_timeout`. */

@@ -25,11 +25,14 @@ export type IdempotencyEventSink = (event: IdempotencyEvent, request?: Idempoten
 export type Around = <T>(request: IdempotencyContext, run: () => Promise<T>) => Promise<T>;
 
 /**
- * The bounds every key transaction runs under, set with SET LOCAL right after
- * BEGIN, in the same round trip. Nothing is set on the session: behind a
- * transaction-mode pooler (PgBouncer) a session setting would stay on
- * whichever server connection the pooler handed out, and none would be there
- * for the next transaction.
+ * The bounds every key transaction runs under. A limit the pool's
+ * connections carry from their start with the same value
+ * (`connectionLimits(limits)` as postgres-js's `connection` option) is not
+ * set again; every other is set with SET LOCAL right after BEGIN, in the
+ * same round trip. Behind a transaction-mode pooler (PgBouncer) the
+ * transaction sets them all: a session setting would stay on whichever
+ * server connection the pooler handed out, and PgBouncer refuses them as
+ * start-up parameters.
  */
 export type TransactionLimits = {
   /** lock_timeout for the transaction's statements (the key's own lock waits `waitMs` instead). */
