@@ -22,7 +22,8 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { answerHelp } from "../scripts/help";
 import postgres from "postgres";
-import { closeDatabase, openDatabase } from "../db/client";
+import { closeDatabase } from "../db/client";
+import { openAppDatabase } from "../server/database";
 import { env } from "../server/env";
 import { eventLog } from "../server/app";
 import { logger } from "../server/logger";
@@ -151,7 +152,8 @@ async function main() {
   const probe = postgres(fresh.url, { max: 1, onnotice: () => {} });
   const redis = values.peers ? await connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379") : undefined;
   try {
-    const { sql, db } = openDatabase(fresh.url, { max: 20 });
+    // The app's own pool: its connections carry the transaction limits from their start, as the server's do.
+    const { sql, db } = openAppDatabase(fresh.url, { max: 20 });
     // Event batches are written at the window's edges, so each window pays for its own events (replay counts keep their minute).
     if (values.statements) await enableStatements(probe);
     const also = () => (redis ? [redis.pid] : []);

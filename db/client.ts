@@ -45,10 +45,12 @@ const holder = globalThis as Holder;
 
 /**
  * `pooled`: behind a transaction-mode pooler (PgBouncer). `beginWith`: a
- * statement every transaction sends first (the app's SET LOCAL limits, whose
- * text the idempotency middleware owns: the data layer takes it as given).
+ * statement every transaction sends first; `connection`: settings every
+ * connection carries from its start (postgres-js's start-up parameters).
+ * The app's limits go in one or the other, as text the idempotency
+ * middleware owns: the data layer takes them as given.
  */
-export type OpenOptions = { max?: number; pooled?: boolean; beginWith?: string };
+export type OpenOptions = { max?: number; pooled?: boolean; beginWith?: string; connection?: Record<string, string> };
 
 /**
  * Seconds before a connection that failed is tried again. postgres-js grows
@@ -67,6 +69,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     // A transaction pooler hands each transaction whichever server connection
     // is free, where a statement prepared by another one does not exist.
     prepare: !options.pooled,
+    ...(options.connection ? { connection: options.connection } : {}),
     // A connection to a database that went away is retried on the next query,
     // with at most this long spent on each attempt to connect.
     connect_timeout: 5,

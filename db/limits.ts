@@ -1,6 +1,6 @@
 /**
- * The bounds every transaction of the app runs under, set by each
- * transaction for itself (db/client.ts and the idempotency middleware).
+ * The bounds every transaction of the app runs under (server/database.ts
+ * puts them on the pool, the idempotency middleware on its transactions).
  */
 
 /** No statement of a transaction waits longer than this for a lock; it is also how long a duplicate request waits on a key another request is completing. */
@@ -17,14 +17,16 @@ export const LOCK_TIMEOUT_MS = 10_000;
 export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
 /**
- * Both limits are set by every transaction for itself (SET LOCAL), never on
- * the session: behind a transaction-mode pooler the session is whichever
+ * Where the limits are set depends on the connection. A direct one carries
+ * them from its start (start-up parameters, `connectionLimits`), so no
+ * transaction sets them: a fresh key's transaction sends BEGIN alone, as the
+ * floor's does. Behind a transaction-mode pooler the session is whichever
  * server connection the pooler hands out for that transaction, and PgBouncer
- * refuses such settings as startup parameters anyway. One way for both
- * set-ups, pooled or not: the SET LOCALs ride in a round trip the
- * transaction makes anyway, and cost about 20 µs of PostgreSQL CPU per
- * transaction (docs/SCALING.md). A statement outside any transaction carries
- * no lock_timeout: whatever lock it waits for is held by a transaction, and
- * these limits bound that.
+ * refuses such start-up parameters anyway: there every transaction sets them
+ * for itself (SET LOCAL, in a round trip it makes anyway, about 20 µs of
+ * PostgreSQL CPU: docs/SCALING.md). On a direct connection a statement
+ * outside any transaction (a sweep's DELETE, the event writer's UPDATE)
+ * waits for a lock at most lock_timeout as well; behind the pooler it waits
+ * for the holding transaction, which these limits bound.
  */
 export const TRANSACTION_LIMITS = { lockTimeoutMs: LOCK_TIMEOUT_MS, idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_TIMEOUT_MS };
