@@ -10,10 +10,10 @@ import type { TransactionLimits } from "./types.js";
 // A timeout of 0 means "never": the shortest budget there is, 1 ms, stands for a zero one.
 const timeoutMs = (value: number) => Math.max(1, Math.floor(value));
 
-export const setLocalLockTimeout = (ms: number) => `set local lock_timeout = ${timeoutMs(ms)}`;
-
 /** PostgreSQL's names of the limits, as settings of a session. */
 const SETTING = { lockTimeoutMs: "lock_timeout", idleInTransactionTimeoutMs: "idle_in_transaction_session_timeout" } as const;
+
+export const setLocalLockTimeout = (ms: number) => `set local ${SETTING.lockTimeoutMs} = ${timeoutMs(ms)}`;
 
 /** Of `limits`, what every connection of a pool carries from its start, in milliseconds (see `connectionLimits`). */
 export type CarriedLimits = Partial<TransactionLimits>;
@@ -43,7 +43,7 @@ export function carriedLimits(sql: Sql): CarriedLimits {
   let carried = carriedByPool.get(sql);
   if (!carried) {
     // postgres-js keeps its parsed options on the pool (not on a reserved connection).
-    const given = ((sql as { options?: { connection?: Record<string, unknown> } }).options?.connection ?? {}) as Record<string, unknown>;
+    const given: Record<string, unknown> = sql.options.connection;
     carried = {
       lockTimeoutMs: milliseconds(given[SETTING.lockTimeoutMs]),
       idleInTransactionTimeoutMs: milliseconds(given[SETTING.idleInTransactionTimeoutMs]),
