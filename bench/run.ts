@@ -184,11 +184,11 @@ async function main() {
       const t = await make();
       try {
         await warmUp(t, stored[0]!.paymentId);
-        const { plain, floor } = await writes(t, rounds, load);
+        const { plain, floor, bound } = await writes(t, rounds, load);
         const recoverable = await recoverableWrites(t, rounds, load);
         const reads = await readVsReplay(t, stored, rounds, load);
         const b = await burst(t, sql, tenant.id, positive("burst-keys"), positive("burst-callers"), load.cpu);
-        results.push({ transport: t.name, writes: plain, floor, recoverable, reads, burst: b });
+        results.push({ transport: t.name, writes: plain, floor, bound, recoverable, reads, burst: b });
       } finally {
         await t.close();
       }

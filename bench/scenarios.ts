@@ -83,8 +83,11 @@ async function compare(
   return pair(bases!, subjects!);
 }
 
-/** The write without idempotency, through the middleware with a fresh key, and the floor (plain + one completed key row). */
-export async function writes(t: Transport, rounds: number, load: Load): Promise<{ plain: Pair; floor: Pair }> {
+/**
+ * The write without idempotency, through the middleware with a fresh key, and the floor (plain + one completed key
+ * row): wrapped against plain and against the floor, and the floor against plain (`bound`).
+ */
+export async function writes(t: Transport, rounds: number, load: Load): Promise<{ plain: Pair; floor: Pair; bound: Pair }> {
   const run = randomUUID().slice(0, 8);
   // `n` starts again with every run; the key must not.
   let seq = 0;
@@ -100,7 +103,7 @@ export async function writes(t: Transport, rounds: number, load: Load): Promise<
     rounds,
     load,
   );
-  return { plain: pair(plain!, wrapped!), floor: pair(floor!, wrapped!) };
+  return { plain: pair(plain!, wrapped!), floor: pair(floor!, wrapped!), bound: pair(plain!, floor!) };
 }
 
 /** The recoverable flavour's write (one phase, a call out that does nothing) against its floor: two commits. */
