@@ -180,8 +180,26 @@ export function postgresBinaries(): string {
   return target;
 }
 
-/** As root, a directory (and the parents we create for it) made for the postgres user. */
+/**
+ * As root, a directory made for the postgres user. Only `dir` gets `mode` and
+ * the owner: a recursive mkdir would give every parent it creates that mode
+ * too, and a 0700 project cache made on the way to `ha/` shuts the postgres
+ * user out of its own directory. Parents it creates are 0755, as the cache is;
+ * existing directories keep their mode.
+ */
 export function makeOwnedDir(dir: string, user: PostgresUser | undefined, mode: number): void {
-  mkdirSync(dir, { recursive: true, mode });
+  const missing: string[] = [];
+  for (let d = path.resolve(dir); !existsSync(d); d = path.dirname(d)) missing.unshift(d);
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (error) {
+      // Made meanwhile by a concurrent start: theirs, with its mode, as an existing directory.
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    // Set, not left to the umask: a root umask of 077 would shut the postgres user out the same way.
+    chmodSync(d, d === missing.at(-1) ? mode : 0o755);
+  }
   if (user) chownSync(dir, user.uid, user.gid);
 }
