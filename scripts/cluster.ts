@@ -54,6 +54,20 @@ loopback. Ctrl-C stops all of it.
   --ha-dir DIR          with --ha: the nodes' data, configurations and logs (default .data/ha,
                         as root the project cache's ha/)
   --help                this text
+
+Ports (all on 127.0.0.1) and what moves each:
+  8080                  HAProxy, the front door: --port
+  3001, 3002, ..        the instances, one each: --instance-port (the first; the others follow)
+  6432                  PgBouncer: --pooler-port
+  4010                  the provider stand-in: PSP_PORT=P
+  54329                 the embedded PostgreSQL (no DATABASE_URL, no --ha): EMBEDDED_PG_PORT=P
+                        (a free port when 54329 is taken; a running cluster keeps its own)
+  9090                  Prometheus, with --prometheus: --prometheus-port
+  (none)                HAProxy's stats page: only with --stats-port P
+  5440, 5441            with --ha: HAProxy's PostgreSQL primary and replica routes: --ha-port P
+  5442, 5443            with --ha: the nodes' PostgreSQL: --ha-port P (P+2, P+3)
+  5444, 5445            with --ha: the nodes' Patroni REST API: --ha-port P (P+4, P+5)
+  5446, 5447            with --ha: etcd's client and peer ports: --ha-port P (P+6, P+7)
 `;
 
 /** Relative to the working directory when inside it, else absolute (the project cache, as root). */

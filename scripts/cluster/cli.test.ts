@@ -26,6 +26,25 @@ describe("npm run cluster", () => {
       expect(help.stdout).toContain(option);
   });
 
+  it("--help names every port and what moves it", () => {
+    const help = cluster("--help").stdout;
+    const ports = help.slice(help.indexOf("Ports"));
+    for (const [port, mover] of [
+      ["8080", "--port"],
+      ["3001", "--instance-port"],
+      ["6432", "--pooler-port"],
+      ["4010", "PSP_PORT"],
+      ["54329", "EMBEDDED_PG_PORT"],
+      ["9090", "--prometheus-port"],
+      ["5440, 5441", "--ha-port"],
+      ["5442, 5443", "--ha-port"],
+      ["5444, 5445", "--ha-port"],
+      ["5446, 5447", "--ha-port"],
+    ])
+      expect(ports).toMatch(new RegExp(`^  ${port}\\b.*${mover}`, "m"));
+    for (const what of ["stand-in", "Prometheus", "Patroni REST", "etcd", "PgBouncer", "PostgreSQL"]) expect(ports).toContain(what);
+  });
+
   it("an unknown option is one line naming it and --help, exit 1", () => {
     const wrong = cluster("--nope");
     expect(wrong.status).toBe(1);
