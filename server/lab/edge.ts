@@ -23,6 +23,13 @@ function callOfRun(run: LabRun, procedures: string[], req: Request): boolean {
 
 type Handler = (req: Request) => Promise<Response>;
 
+/** A key in a label: the caller chooses it, so only its start is drawn. */
+const KEY_LABEL_CHARS = 40;
+const cutKey = (key: string) => (key.length > KEY_LABEL_CHARS ? `${key.slice(0, KEY_LABEL_CHARS)}…` : key);
+
+/** A 4xx other than a decline (402, answered after the provider was asked) is refused before the twin wrote anything. */
+const refusedWithoutEffect = (status: number) => status >= 400 && status < 500 && status !== 402;
+
 /** The tRPC endpoint's edge: `procedures` are the ones the URL names. */
 export async function throughLab(
   enabled: () => boolean,
@@ -43,14 +50,17 @@ export async function throughLab(
     const n = Number.isInteger(numbered) && numbered >= 1 && numbered <= 999 ? numbered : await countRequest(run);
     const procedure = procedures[0]!;
     const key = req.headers.get("idempotency-key");
+    const response = await handle(req);
+    // A twin's call it refused (its run's calls used up, bad input) did nothing: drawing it would let any caller grow the run's record.
+    if (run.target === LabTarget.Naive && refusedWithoutEffect(response.status)) return response;
+    // Drawn at its arrival, before the steps the call recorded while it ran.
     recordStep(
       Lane.Browser,
       Lane.App,
-      `request #${n}: ${procedure}${key ? ` with key ${key}` : " without a key"}`,
+      `request #${n}: ${procedure}${key ? ` with key ${cutKey(key)}` : " without a key"}`,
       run,
       performance.now() - arrived,
     );
-    const response = await handle(req);
     if (await takeFault("loseAnswer")) {
       // Everything is committed; only the answer goes missing, as when a connection drops on its way back.
       await response.arrayBuffer();

@@ -131,6 +131,22 @@ describe("the naive twin's calls", () => {
     const { counts } = JSON.parse(await report.text()).result.data as { counts: Record<string, unknown> };
     expect(counts).toMatchObject({ payments: 5, providerCharges: 5, chargeMovements: 5 });
   });
+
+  it("records nothing for a refused call, and draws only the start of a caller's key: 30 calls past the run's with 8,000-character keys", async () => {
+    env.DEMO_MODE = true;
+    const started = await post("lab.start", { scenario: "double-click", target: "naive" });
+    const { runId } = JSON.parse(await started.text()).result.data as { runId: string };
+    const body = await cart();
+    const longKey = (i: number) => `k${i}-${"x".repeat(8000)}`;
+    const pay = (i: number) => post("lab.naivePay", body, { [LAB_RUN_HEADER]: runId, "idempotency-key": longKey(i) });
+    for (const i of [1, 2]) expect((await pay(i)).status).toBe(200);
+    const served = await runRow(runId);
+    const refused = await Promise.all(Array.from({ length: 30 }, (_, i) => pay(i + 3)));
+    expect(refused.map((r) => r.status)).toEqual(Array(30).fill(422));
+    expect((await runRow(runId))?.steps).toBe(served?.steps);
+    const [longest] = await database().sql<{ n: number }[]>`select max(length(label))::int as n from lab_steps where run_id = ${runId}`;
+    expect(longest!.n).toBeLessThan(200);
+  });
 });
 
 describe("the environment", () => {
