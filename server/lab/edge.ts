@@ -11,7 +11,7 @@
  */
 import type { Sql } from "postgres";
 import { REPLAYED_HEADER } from "@exactly-once/trpc";
-import { countRequest, findRun, Lane, recordStep, stepsWritten, takeFault, withinRun, type LabRun } from "./runs";
+import { countRequest, deferStep, findRun, Lane, recordStep, stepsWritten, takeFault, withinRun, type LabRun } from "./runs";
 import { LAB_REQUEST_HEADER, LAB_RUN_HEADER, labKeyOf, LabTarget } from "./scenarios";
 
 /** The one call of `run` a request may be: anything else leaves the run alone. */
@@ -50,17 +50,17 @@ export async function throughLab(
     const n = Number.isInteger(numbered) && numbered >= 1 && numbered <= 999 ? numbered : await countRequest(run);
     const procedure = procedures[0]!;
     const key = req.headers.get("idempotency-key");
+    const label = `request #${n}: ${procedure}${key ? ` with key ${cutKey(key)}` : " without a key"}`;
+    // Drawn at its arrival, before the steps the call records while it runs. A twin's call it refused (its run's
+    // calls used up, bad input) did nothing, and is not drawn: otherwise any caller could grow the run's record.
+    const arrival = deferStep(run, Lane.Browser, Lane.App, label, arrived);
+    if (run.target !== LabTarget.Naive) arrival.flush();
     const response = await handle(req);
-    // A twin's call it refused (its run's calls used up, bad input) did nothing: drawing it would let any caller grow the run's record.
-    if (run.target === LabTarget.Naive && refusedWithoutEffect(response.status)) return response;
-    // Drawn at its arrival, before the steps the call recorded while it ran.
-    recordStep(
-      Lane.Browser,
-      Lane.App,
-      `request #${n}: ${procedure}${key ? ` with key ${cutKey(key)}` : " without a key"}`,
-      run,
-      performance.now() - arrived,
-    );
+    if (run.target === LabTarget.Naive && refusedWithoutEffect(response.status)) {
+      arrival.drop();
+      return response;
+    }
+    arrival.flush();
     if (await takeFault("loseAnswer")) {
       // Everything is committed; only the answer goes missing, as when a connection drops on its way back.
       await response.arrayBuffer();

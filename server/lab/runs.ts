@@ -37,7 +37,16 @@ export type LabStep = {
  * joined it (which runtime its key is claimed with); whether a switch fires
  * is decided in the database when used (takeFault), as are counts and steps.
  */
-export type LabRun = { id: string; scenario: LabScenario; target: LabTarget; startedMs: number; faults: LabFaults; sql: Sql };
+export type LabRun = {
+  id: string;
+  scenario: LabScenario;
+  target: LabTarget;
+  startedMs: number;
+  faults: LabFaults;
+  sql: Sql;
+  /** A call's arrival not yet drawn: it is, with the first step the call records (see deferStep). */
+  deferred?: () => void;
+};
 
 /** Runs older than this are deleted when a new one starts: a demo's runs are read within minutes. */
 const KEEP_RUNS_MS = 24 * 60 * 60 * 1000;
@@ -112,6 +121,11 @@ export function recordStep(
   agoMs = 0,
 ): void {
   if (!run) return;
+  const deferred = (run as LabRun).deferred;
+  if (deferred) {
+    (run as LabRun).deferred = undefined;
+    deferred();
+  }
   const at = nowMs() - agoMs;
   seq = (seq + 1) % 2 ** 31;
   const write = run.sql`insert into lab_steps (run_id, at_ms, seq, from_lane, to_lane, label)
@@ -125,6 +139,28 @@ export function recordStep(
     pending.delete(write);
     if (pending.size === 0 && writes.get(run.id) === pending) writes.delete(run.id);
   });
+}
+
+/**
+ * Holds a step back until the run records another (this one drawn first, at
+ * `arrived`, a performance.now() reading) or `flush` is called; `drop`
+ * forgets it. A call that did nothing then leaves no trace, while one that
+ * stops dead midway still shows it arrived.
+ */
+export function deferStep(run: LabRun, from: Lane, to: Lane, label: string, arrived: number): { flush: () => void; drop: () => void } {
+  const step = () => recordStep(from, to, label, run, performance.now() - arrived);
+  run.deferred = step;
+  const take = () => {
+    const held = run.deferred === step;
+    if (held) run.deferred = undefined;
+    return held;
+  };
+  return {
+    flush: () => {
+      if (take()) step();
+    },
+    drop: () => void take(),
+  };
 }
 
 /** Waits until this process's steps of the run are written. */
