@@ -170,6 +170,8 @@ async function startOwn(options: EmbeddedOptions, user: PostgresUser | undefined
       detached: true,
       stdio: ["ignore", log, log],
       env: { ...process.env, LC_MESSAGES: "C" },
+      // Its own folder: the clone may be in a folder the postgres user cannot enter.
+      cwd: dir,
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
     },
   );
@@ -195,7 +197,12 @@ async function initdb(dir: string, binaries: string, user: PostgresUser | undefi
     const child = spawn(
       path.join(binaries, "bin", "initdb"),
       [`--pgdata=${dir}`, "--auth=scram-sha-256", `--username=${USER}`, `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C"],
-      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_MESSAGES: "C" }, ...(user ? { uid: user.uid, gid: user.gid } : {}) },
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, LC_MESSAGES: "C" },
+        cwd: path.dirname(dir),
+        ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      },
     );
     child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));

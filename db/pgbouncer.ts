@@ -125,6 +125,8 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
   const child = spawn(binary, [ini], {
     detached: true,
     stdio: ["ignore", log, log],
+    // Its own folder: the clone may be in a folder the postgres user cannot enter.
+    cwd: path.dirname(ini),
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
   closeSync(log);

@@ -431,6 +431,9 @@ function supervised(what: string, bin: string, args: string[], logPath: string, 
         stdio: ["ignore", out, out],
         // Not our environment: the app's secrets have no business in the database's processes.
         env: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: path.dirname(logPath), NODE_ENV: process.env.NODE_ENV },
+        // Its own folder, not ours: a clone in a 0700 folder is closed to the postgres user, and Patroni's worker
+        // processes chdir to where their parent started (a PermissionError: the node never bootstraps).
+        cwd: path.dirname(logPath),
         ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
       });
       closeSync(out);
