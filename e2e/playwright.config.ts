@@ -11,7 +11,8 @@ export default defineConfig({
   fullyParallel: true,
   forbidOnly: !!process.env.CI,
   retries: 0,
-  reporter: [["list"], ["html", { open: "never", outputFolder: "../playwright-report" }]],
+  // Last, so its verdict on the servers' logs is the run's last word.
+  reporter: [["list"], ["html", { open: "never", outputFolder: "../playwright-report" }], ["./support/server-log-reporter.ts"]],
   use: {
     baseURL: BASE_URL,
     trace: "retain-on-failure",

@@ -160,7 +160,8 @@ export const adminSessionRoutes = {
 };
 
 /** The expiry sweep of this instance (start-up starts it). */
-export const startExpirySweepOf = (everyMs: number) => startExpirySweep(everyMs, { sql: () => database().sql, events: eventLog });
+export const startExpirySweepOf = (everyMs: number) =>
+  startExpirySweep({ everyMs, retentionMs: env.IDEMPOTENCY_TTL_MS }, { sql: () => database().sql, events: eventLog });
 
 /** Expired keys deleted now (`npm run keys:cleanup`, benches, tests; the admin's purge goes through its context). */
 export const deleteExpired = (options?: CleanupOptions) => deleteExpiredKeys({ sql: database().sql, events: eventLog }, options);

@@ -9,24 +9,31 @@ import { once } from "node:events";
 import { expect } from "@playwright/test";
 import postgres, { type Sql } from "postgres";
 import { createFreshDatabase, freePort } from "../../tests/support/database";
+import { keepServerLog } from "./server-log";
 import { root } from "./walkthrough";
 
-/** `terminate`: SIGTERM to the run command's group and its exit awaited, the database kept for a look; `stop` also drops it. */
-export type OwnServer = { baseURL: string; db: Sql; terminate: () => Promise<number | null>; stop: () => Promise<void> };
+/**
+ * `terminate`: SIGTERM to the run command's group and its exit awaited, the database kept for a look; `stop` also
+ * drops it. `log`: the file its output is kept in (support/server-log.ts).
+ */
+export type OwnServer = { baseURL: string; db: Sql; log: string; terminate: () => Promise<number | null>; stop: () => Promise<void> };
 
 export async function startOwnServer(label: string, env: Record<string, string>): Promise<OwnServer> {
   const [database, port, pspPort] = await Promise.all([createFreshDatabase(label), freePort(), freePort()]);
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
     cwd: root,
     detached: true,
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, PSP_PORT: String(pspPort), LOG_LEVEL: "warn", ...env },
   });
+  // Its standard output (Next.js's banner) stays out of the test's output, as before; the log keeps it.
+  const log = keepServerLog(child, `${label}-${port}`, { echoStdout: false });
   const db = postgres(database.url, { max: 2, onnotice: () => undefined });
   const baseURL = `http://127.0.0.1:${port}`;
   const terminate = async () => {
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, "exit");
+      // `close`: its output is all in its log by then.
+      const exited = once(child, "close");
       process.kill(-child.pid, "SIGTERM");
       await exited;
     }
@@ -48,5 +55,5 @@ export async function startOwnServer(label: string, env: Record<string, string>)
     await stop();
     throw error;
   }
-  return { baseURL, db, terminate, stop };
+  return { baseURL, db, log, terminate, stop };
 }

@@ -9,6 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import path from "node:path";
 import { createFreshDatabase, freePort } from "../../tests/support/database";
+import { clearServerLogs, keepServerLog, SHARED_SERVER_LOG } from "./server-log";
 import { DATABASE_URL_FILE, E2E_PORT, PSP_URL_FILE, STATE_DIR } from "./settings";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -32,13 +33,15 @@ process.on("disconnect", stop);
 // means the supervisor let go before the listener above existed.
 if (!process.connected) stop();
 
+/** `close`, not `exit`: its output is all read (and in its log) by then. */
 function exited(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => {
-    child.once("exit", (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+    child.once("close", (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
   });
 }
 
 async function main(): Promise<number> {
+  clearServerLogs();
   const database = await createFreshDatabase("e2e");
   try {
     if (stopping) return 0;
@@ -50,7 +53,7 @@ async function main(): Promise<number> {
       cwd: root,
       // Its own group, so one signal reaches a `next build` as well as the server.
       detached: true,
-      stdio: ["ignore", "inherit", "inherit"],
+      stdio: ["ignore", "pipe", "pipe"],
       // A provider stand-in of its own: never one a developer's server (or another run) left on 4010.
       // No completer here: these specs retry stale keys themselves; completer.spec.ts runs a server with one.
       // No expiry sweep either: specs plant expired keys for the dashboard to show and purge, and a sweep
@@ -65,6 +68,7 @@ async function main(): Promise<number> {
         LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       },
     });
+    keepServerLog(app, SHARED_SERVER_LOG);
     const code = await exited(app);
     return stopping ? 0 : code;
   } finally {

@@ -144,10 +144,14 @@ export function createEventLog(sql: () => Sql) {
     return flushing;
   }
 
-  /** Events live as long as the keys they describe. */
-  async function deleteBefore(cutoff: Date): Promise<void> {
-    await sql()`delete from idempotency_events where at < ${cutoff}`;
+  /**
+   * Events live as long as the keys they describe: older than `retentionMs` by the database's clock, as a key's
+   * expiry is. A number, not a Date: Drizzle, sharing the pool, replaced its timestamp serialisers, and a Date
+   * parameter fails there.
+   */
+  async function deleteOlderThan(retentionMs: number): Promise<void> {
+    await sql()`delete from idempotency_events where at < now() - make_interval(secs => ${retentionMs / 1000})`;
   }
 
-  return { record, flush, deleteBefore };
+  return { record, flush, deleteOlderThan };
 }

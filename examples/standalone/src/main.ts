@@ -14,7 +14,9 @@ import { createServer } from "./server.js";
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error("Set DATABASE_URL to a PostgreSQL database.");
-const sql = postgres(url);
+// The tables below are created "if not exists": on every start but the first, PostgreSQL answers each with a
+// NOTICE that postgres-js would print as a raw object. migrate() quiets its own.
+const sql = postgres(url, { onnotice: () => undefined });
 await migrate(sql);
 await createTables(sql);
 

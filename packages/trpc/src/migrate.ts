@@ -35,6 +35,9 @@ export async function migrate(sql: Sql, options: MigrateOptions = {}): Promise<s
   for (const name of await migrationNames()) {
     const text = await readFile(path.join(folder, name), "utf8");
     const ran = await sql.begin(async (tx) => {
+      // Quiet whatever client the app passes: "already exists, skipping" on every start is no news, and postgres-js
+      // prints each NOTICE as a raw object unless the app set `onnotice`. Warnings and errors still come through.
+      await tx`set local client_min_messages to warning`;
       await tx`select pg_advisory_xact_lock(${MIGRATE_LOCK})`;
       // Creating a schema needs the CREATE privilege on the database, which `public` (always there) must not ask for.
       if (schema !== "public") await tx`create schema if not exists ${tx(schema)}`;
