@@ -11,7 +11,7 @@
  * only. Every entrance (the route handlers, pages, the server's start-up,
  * tests) starts from here.
  */
-import type { CleanupOptions } from "@exactly-once/trpc";
+import type { CleanupOptions, IdempotencyContext } from "@exactly-once/trpc";
 import type { AnyRouter } from "@trpc/server";
 import { database, openReplica } from "../db/client";
 import { DEMO_TENANT } from "../db/seed";
@@ -66,13 +66,27 @@ const provider = createProvider(
 const eventLogHolder = globalThis as { __eoEventLog?: EventLog };
 export const eventLog = (eventLogHolder.__eoEventLog ??= createEventLog(() => database().sql));
 
-/** The app's idempotency runtime: its events go to the event log, and to the lab's diagram. */
-export const idempotencyRuntime = instrument.runtime(
-  createKeysRuntime(database, (event) => {
+const limits = createTenantLimits(database, {
+  requestsPerMinute: env.TENANT_REQUESTS_PER_MINUTE,
+  maxLiveKeys: env.TENANT_MAX_LIVE_KEYS,
+  storefrontRequestsPerMinute: env.STOREFRONT_REQUESTS_PER_MINUTE,
+});
+
+/**
+ * The app's idempotency runtime: its events go to the event log, and to the lab's diagram; a request from
+ * outside claims a new key only within its tenant's key cap (the middleware asks for no key the tenant holds).
+ */
+export const idempotencyRuntime = instrument.runtime({
+  ...createKeysRuntime(database, (event) => {
     eventLog.record(event, instrument.traceId());
     lab.onKeyEvent(event);
   }),
-);
+  // Without a cap there is nothing to ask, and a recoverable claim keeps its one round trip.
+  ...(env.TENANT_MAX_LIVE_KEYS > 0 && {
+    admitNewKey: (request: IdempotencyContext) =>
+      (request as Partial<Context>).fromOutside ? limits.admitNewKey(request.tenant.id) : undefined,
+  }),
+});
 
 export const appRouter = router({
   catalog: catalogRouter,
@@ -110,8 +124,6 @@ const auth: AppServices["auth"] = {
   readOnlyReason: ({ operator }) =>
     operator.role === OperatorRole.Operator ? undefined : `Operator ${operator.name} may only read (role ${operator.role}).`,
 };
-
-const limits = createTenantLimits(database, { requestsPerMinute: env.TENANT_REQUESTS_PER_MINUTE, maxLiveKeys: env.TENANT_MAX_LIVE_KEYS });
 
 /** A request's context. Pure apart from the open pool: tests call it directly with a tenant. */
 export async function createContextInner(options: ContextOptions = {}): Promise<Context> {

@@ -63,6 +63,12 @@ export type Context = AppServices & {
   headers: Headers;
   tenant: Tenant | null;
   rawBody: string | undefined;
+  /**
+   * A consequential request from outside (a tenant's token, the storefront) that its budget admitted
+   * (server/trpc.ts): the new keys it would claim count against its tenant's key cap. The server's own
+   * callers (pages, the completer, tests) have none.
+   */
+  fromOutside?: true;
 };
 
 export const contextOf = (services: AppServices, options: ContextOptions = {}): Context => ({

@@ -182,10 +182,18 @@ const schema = z.object({
    */
   TENANT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(3_000),
   /**
+   * The storefront's anonymous checkouts per client address (the first X-Forwarded-For value, which
+   * the edge sets from TRUST_PROXY) per minute, counted in PostgreSQL like the tenant's budget and
+   * apart from it: a visitor never spends the shop's own integration budget. Past it a 429 with
+   * Retry-After. 0 turns the budget off.
+   */
+  STOREFRONT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  /**
    * The most unexpired idempotency keys one tenant may hold (each keeps a stored answer for
-   * IDEMPOTENCY_TTL_MS); past it new consequential requests get a 429 until keys expire. Counted
-   * at most every 10 s per instance, so the cap holds within a few seconds' worth of requests.
-   * 0 turns the cap off.
+   * IDEMPOTENCY_TTL_MS); past it a request with a new key gets a 429 until keys expire, while a
+   * retry of a key it holds still gets its stored answer. Counted at most every 10 s per instance,
+   * plus the new keys the instance admitted since: one instance stops at the cap, and each other
+   * adds at most the cap less that count. 0 turns the cap off.
    */
   TENANT_MAX_LIVE_KEYS: z.coerce.number().int().min(0).default(1_000_000),
   /** A bearer token that lets a scraper off this machine read /api/metrics (loopback needs none); unset: loopback only. */

@@ -191,13 +191,13 @@ export const PROBLEMS = {
   "too-many-requests": {
     status: 429,
     about:
-      "The tenant has used its budget of consequential requests for this minute (TENANT_REQUESTS_PER_MINUTE); retry after `Retry-After` with the same Idempotency-Key: nothing was claimed.",
+      "The tenant has used its budget of consequential requests for this minute (TENANT_REQUESTS_PER_MINUTE), or, on the storefront, the client address its budget of anonymous checkouts (STOREFRONT_REQUESTS_PER_MINUTE); retry after `Retry-After` with the same Idempotency-Key: nothing was claimed.",
     members: { retryAfter: member.retryAfter },
   },
   "key-quota-exceeded": {
     status: 429,
     about:
-      "The tenant holds as many unexpired idempotency keys as it may (TENANT_MAX_LIVE_KEYS); new keys are taken again once old ones expire. Nothing was claimed.",
+      "The tenant holds as many unexpired idempotency keys as it may (TENANT_MAX_LIVE_KEYS); new keys are taken again once old ones expire, while a retry of a key it holds still gets its stored answer. Nothing was claimed.",
     members: { retryAfter: member.retryAfter },
   },
   "too-many-sign-ins": { status: 429, about: "Too many admin sign-ins (not part of /api/v1).", members: { retryAfter: member.retryAfter } },

@@ -28,6 +28,7 @@ import type { Meta } from "./meta";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "@exactly-once/trpc";
 import { instrument } from "./observability";
+import { clientAddress } from "./admin/throttle";
 import { bearerToken } from "./tenants/tokens";
 
 /** A recoverable procedure's options; `resumable` lets the completer finish it (server/keys/completer.ts). */
@@ -61,13 +62,20 @@ export const publicProcedure = t.procedure.use(instrument.procedure).use(async (
 });
 
 /**
- * A consequential request from outside takes from its tenant's budget and key
- * cap before anything is claimed; the server's own callers (pages, the
- * completer, tests) come with their tenant set and are not counted.
+ * A consequential request from outside takes from a budget before anything
+ * is claimed: with a tenant's token, from the tenant's; an anonymous
+ * storefront checkout, from its client address's, never the tenant's (one
+ * visitor must not lock the shop's integration out). The new keys it would
+ * claim then count against the tenant's key cap, asked by the middleware
+ * only for a key the tenant does not hold (`admitNewKey`, server/app.ts), so
+ * a retry still gets its stored answer at the cap. The server's own callers
+ * (pages, the completer, tests) come with their tenant set and are not counted.
  */
-async function admitted(ctx: Context, meta: Meta | undefined, tenant: Tenant): Promise<Tenant> {
-  if (meta?.idempotent) await ctx.limits.admit(tenant.id).catch((error: unknown) => Promise.reject(toTRPCError(error)));
-  return tenant;
+async function admitted(ctx: Context, meta: Meta | undefined, tenant: Tenant, via: "token" | "storefront") {
+  if (!meta?.idempotent) return { tenant };
+  const admission = via === "token" ? ctx.limits.admit(tenant.id) : ctx.limits.admitStorefront(tenant.id, clientAddress(ctx.headers));
+  await admission.catch((error: unknown) => Promise.reject(toTRPCError(error)));
+  return { tenant, fromOutside: true as const };
 }
 
 export const tenantProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
@@ -77,7 +85,7 @@ export const tenantProcedure = publicProcedure.use(async ({ ctx, meta, next }) =
   if (!tenant) {
     throw toTRPCError(new DomainError("unauthorized", 401, "A valid API token is required: Authorization: Bearer <token>."));
   }
-  return next({ ctx: { tenant: await admitted(ctx, meta, tenant) } });
+  return next({ ctx: await admitted(ctx, meta, tenant, "token") });
 });
 
 export type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> };
@@ -125,7 +133,7 @@ export const storefrontProcedure = publicProcedure.use(async ({ ctx, meta, next 
   if (ctx.tenant) return next({ ctx: { tenant: ctx.tenant } });
   const tenant = await ctx.auth.storefrontTenant();
   if (!tenant) throw toTRPCError(new DomainError("storefront-off", 404, "The storefront is off on this server."));
-  return next({ ctx: { tenant: await admitted(ctx, meta, tenant) } });
+  return next({ ctx: await admitted(ctx, meta, tenant, "storefront") });
 });
 
 /** A checkout from the storefront: the demo tenant plus idempotency with recovery points. */

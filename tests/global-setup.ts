@@ -54,6 +54,9 @@ export default async function setup(project: TestProject) {
   process.env.DATABASE_URL = db.value.db.url;
   process.env.PSP_URL = psp.value.url;
   process.env.PSP_WEBHOOK_SECRET = "whsec_test_only";
+  // Every file's in-process storefront checkouts come from one address ("unknown"), counted in one database by files
+  // running side by side: the per-address budget is tested where a file sets it (tenant-limits.test.ts).
+  process.env.STOREFRONT_REQUESTS_PER_MINUTE ??= "0";
   project.provide("databaseUrl", db.value.db.url);
   project.provide("directDatabaseUrl", db.value.direct);
   project.provide("pspUrl", psp.value.url);

@@ -2,12 +2,16 @@
  * Limits per tenant: a budget of consequential requests per minute, counted
  * in PostgreSQL so every instance shares it, and a cap on the keys a tenant
  * holds. Both refuse with a 429 and Retry-After before anything is claimed;
- * reads, other tenants and the server's own callers are not counted.
+ * reads, other tenants and the server's own callers are not counted. The
+ * storefront's anonymous checkouts have a budget of their own per client
+ * address and never take from their tenant's.
  */
 import { randomUUID } from "node:crypto";
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { POST } from "../../app/api/trpc/[trpc]/route";
 import { database } from "../../db/client";
 import { DomainError } from "../../server/errors";
+import { env } from "../../server/env";
 import { createTenantLimits } from "../../server/tenants/limits";
 import { createCaller, createContextInner } from "../../server/app";
 import { PAYMENT, pay } from "../payments/support";
@@ -15,9 +19,13 @@ import { seedKeys } from "../admin/support";
 import { api, barrier, newKey, newTenant } from "../support/api";
 
 const BUDGET = 3;
+const STOREFRONT_BUDGET = 4;
 vi.mock("../../server/env", async (original) => {
   const actual = await original<typeof import("../../server/env")>();
-  return { ...actual, env: { ...actual.env, TENANT_REQUESTS_PER_MINUTE: 3, TENANT_MAX_LIVE_KEYS: 0 } };
+  return {
+    ...actual,
+    env: { ...actual.env, TENANT_REQUESTS_PER_MINUTE: 3, TENANT_MAX_LIVE_KEYS: 0, STOREFRONT_REQUESTS_PER_MINUTE: 4 },
+  };
 });
 
 const refusal = (error: unknown) => (error instanceof DomainError ? { slug: error.slug, retryAfter: error.extensions.retryAfter } : error);
@@ -27,8 +35,8 @@ describe("the request budget", () => {
     const prefix = `test-${randomUUID()}`;
     // Two instances: two limiters over one table.
     const [one, two] = [
-      createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0 }, prefix),
-      createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0 }, prefix),
+      createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0, storefrontRequestsPerMinute: 0 }, prefix),
+      createTenantLimits(database, { requestsPerMinute: 5, maxLiveKeys: 0, storefrontRequestsPerMinute: 0 }, prefix),
     ];
     const ready = barrier(20);
     const outcomes = await Promise.all(
@@ -68,14 +76,62 @@ describe("the request budget", () => {
   });
 });
 
+describe("the storefront's budget", () => {
+  afterEach(() => {
+    env.STOREFRONT_TENANT_ID = undefined;
+  });
+
+  const checkout = async (key: string, address: string) => {
+    const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
+    const res = await POST(
+      new Request("http://127.0.0.1/api/trpc/checkout.pay", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key, "x-forwarded-for": address },
+        body: JSON.stringify({ items: [{ sku: product!.sku, quantity: 1 }], destination: "acct_test_storefront" }),
+      }),
+    );
+    const body = (await res.json()) as { error?: { data?: { problem?: { type?: string } } } };
+    return { status: res.status, type: body.error?.data?.problem?.type, retryAfter: res.headers.get("retry-after") };
+  };
+
+  it("is per client address and apart from the tenant's: a burst of anonymous checkouts leaves the tenant's token admitted", async () => {
+    const tenant = await newTenant("storefront-budget");
+    env.STOREFRONT_TENANT_ID = tenant.id;
+    const ready = barrier(10);
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        await ready();
+        return checkout(newKey("anonymous"), "203.0.113.7");
+      }),
+    );
+    expect(burst.filter((r) => r.status === 200)).toHaveLength(STOREFRONT_BUDGET);
+    for (const refused of burst.filter((r) => r.status !== 200))
+      expect(refused).toMatchObject({ status: 429, type: "/problems/too-many-requests", retryAfter: expect.stringMatching(/^\d+$/) });
+    // Another visitor has a budget of its own.
+    expect((await checkout(newKey("anonymous"), "198.51.100.2")).status).toBe(200);
+    // The shop's integration spent nothing of its budget on them: all of it is still there.
+    for (let n = 0; n < BUDGET; n++) expect((await pay(tenant, newKey())).status).toBe(201);
+    expect((await pay(tenant, newKey())).status).toBe(429);
+    const [row] = await database().sql<{ n: number }[]>`select count(*)::int as n from payments where tenant_id = ${tenant.id}`;
+    expect(row!.n).toBe(STOREFRONT_BUDGET + 1 + BUDGET);
+  });
+});
+
 describe("the key cap", () => {
-  it("counts the keys a tenant holds, not those past their retention, and refuses at the cap with key-quota-exceeded", async () => {
+  const capped = (maxLiveKeys: number) =>
+    createTenantLimits(database, { requestsPerMinute: 0, maxLiveKeys, storefrontRequestsPerMinute: 0 }, `test-${randomUUID()}`);
+  /** What the middleware asks for a new key after the request was admitted. */
+  const newKeyFor = async (limits: ReturnType<typeof capped>, tenantId: string) => {
+    await limits.admit(tenantId);
+    return limits.admitNewKey(tenantId).then(() => "admitted", refusal);
+  };
+
+  it("counts the keys a tenant holds, not those past their retention, and refuses a new key at the cap with key-quota-exceeded", async () => {
     const tenant = await newTenant("key-cap");
     await seedKeys(tenant.id, [{ key: newKey() }, { key: newKey() }, { key: newKey(), expiresInSeconds: -5 }]);
-    const capped = (maxLiveKeys: number) => createTenantLimits(database, { requestsPerMinute: 0, maxLiveKeys }, `test-${randomUUID()}`);
-    await expect(capped(3).admit(tenant.id)).resolves.toBeUndefined();
-    await expect(capped(2).admit(tenant.id).catch(refusal)).resolves.toEqual({ slug: "key-quota-exceeded", retryAfter: 10 });
-    await expect(capped(2).admit((await newTenant("key-cap-other")).id)).resolves.toBeUndefined();
+    await expect(newKeyFor(capped(3), tenant.id)).resolves.toBe("admitted");
+    await expect(newKeyFor(capped(2), tenant.id)).resolves.toEqual({ slug: "key-quota-exceeded", retryAfter: 10 });
+    await expect(newKeyFor(capped(2), (await newTenant("key-cap-other")).id)).resolves.toBe("admitted");
   });
 
   it("counts once for the 20 requests that find no count, and the count they share decides for all of them", async () => {
@@ -83,15 +139,33 @@ describe("the key cap", () => {
     await seedKeys(tenant.id, [{ key: newKey() }, { key: newKey() }]);
     let counts = 0;
     const counting = () => (counts++, database());
-    const limits = createTenantLimits(counting, { requestsPerMinute: 0, maxLiveKeys: 2 }, `test-${randomUUID()}`);
+    const limits = createTenantLimits(
+      counting,
+      { requestsPerMinute: 0, maxLiveKeys: 2, storefrontRequestsPerMinute: 0 },
+      `test-${randomUUID()}`,
+    );
     const ready = barrier(20);
     const outcomes = await Promise.all(
       Array.from({ length: 20 }, async () => {
         await ready();
-        return limits.admit(tenant.id).then(() => "admitted", refusal);
+        return newKeyFor(limits, tenant.id);
       }),
     );
     expect(counts).toBe(1);
     expect(outcomes).toEqual(Array.from({ length: 20 }, () => ({ slug: "key-quota-exceeded", retryAfter: 10 })));
+  });
+
+  it("admits no more new keys in a burst than the cap less the count, though the count is 10 s old", async () => {
+    const tenant = await newTenant("key-cap-burst");
+    await seedKeys(tenant.id, [{ key: newKey() }]);
+    const limits = capped(6);
+    const ready = barrier(40);
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        await ready();
+        return newKeyFor(limits, tenant.id);
+      }),
+    );
+    expect(outcomes.filter((o) => o === "admitted")).toHaveLength(5);
   });
 });

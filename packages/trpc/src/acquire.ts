@@ -17,7 +17,7 @@
  */
 import { createHash } from "node:crypto";
 import { TRPCError } from "@trpc/server";
-import type { Sql } from "postgres";
+import type { ISql, Sql } from "postgres";
 import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, type IdempotencyError } from "./errors.js";
 import { IdempotencyEventType as E, type IdempotencyEvent } from "./events.js";
 import { KeyState } from "./states.js";
@@ -41,6 +41,8 @@ export type Attempt = store.Request & {
   event: (type: IdempotencyEvent["type"], extra?: Partial<IdempotencyEvent>) => void;
   /** How long this attempt has waited for the key so far and not yet reported (`waited`); undefined: no wait. */
   waitedMs?: number;
+  /** The runtime's `admitNewKey` for this call, when it has one. */
+  admitNewKey?: () => Promise<void> | void;
 };
 
 /** Adds a wait of this attempt, reported with the others as one `waited` event (`reportWait`). */
@@ -72,6 +74,30 @@ export function decide(row: store.Decidable | undefined, fingerprint: string): D
   if (row.fingerprint !== fingerprint) return Decision.Mismatch;
   if (row.state !== KeyState.InProgress) return Decision.Replay;
   return row.leaseOver ? Decision.Takeover : Decision.Wait;
+}
+
+/** Whether the take inserts a key row its scope does not hold (none, or an expired one replaced): only those ask `admitNewKey`. */
+const insertsNewKey = (decision: Decision) => decision === Decision.Claim || decision === Decision.Replace;
+
+/**
+ * Asks the app before a new key row goes in (`IdempotencyRuntime.admitNewKey`),
+ * once the attempt knows it would insert one. `looked`: the attempt read the
+ * key's row and found none to answer from; an attempt that did not look (a
+ * client's first send, `Idempotency-Attempt: 1`) and is refused looks now,
+ * so a client that said so wrongly still gets what the key holds, as a
+ * retry does: that row is returned for the caller to decide on.
+ */
+export async function admitNewKey(q: ISql, a: Attempt, looked: boolean): Promise<store.Decidable | undefined> {
+  if (!a.admitNewKey) return undefined;
+  reportWait(a);
+  try {
+    await a.admitNewKey();
+    return undefined;
+  } catch (refusal) {
+    const row = looked ? undefined : store.peeked(await store.peek(q, a));
+    if (!row) throw refusal;
+    return row;
+  }
 }
 
 /** The event a take is reported as. */
@@ -205,6 +231,7 @@ export async function acquire<T>(
       }
       if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row!.procedure));
       if (decision === Decision.Wait) return { kind: "wait" };
+      if (insertsNewKey(decision)) await admitNewKey(t.conn, a, true);
       const owned: Owned = {
         fence: (row?.fence ?? 0) + 1,
         seenFence: row?.fence ?? 0,

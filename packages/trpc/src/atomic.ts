@@ -37,7 +37,7 @@
  * of its own, only if the key still has none; if another attempt's row is
  * there, the locking way decides instead (its stored answer is replayed).
  */
-import { acquire, announce, decide, Decision, noteWait, refuse, type Acquired, type Attempt } from "./acquire.js";
+import { acquire, admitNewKey, announce, decide, Decision, noteWait, refuse, type Acquired, type Attempt } from "./acquire.js";
 import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError } from "./errors.js";
 import { IdempotencyEventType as E } from "./events.js";
 import { outcomeOf } from "./policy.js";
@@ -85,7 +85,9 @@ async function unlocked<TTx, R extends HandlerResult>(
     // In BEGIN's write instead it would save a fresh key its own write and cost a replay a ROLLBACK's, about as much
     // CPU as it saves (bench/README.md), and the replay target would no longer hold. A client's first send of the key
     // has nothing to find, so it goes without: then its statements are the floor's.
-    const row = a.firstSend ? undefined : store.peeked(await store.peek(t.conn, a));
+    let row = a.firstSend ? undefined : store.peeked(await store.peek(t.conn, a));
+    // Nothing to answer from: the handler's run would insert a new key row, which the app may refuse.
+    row ??= await admitNewKey(t.conn, a, !a.firstSend);
     if (row) {
       const decision = decide(row, a.fingerprint);
       if (decision === Decision.Replay) return { kind: "replay", row };

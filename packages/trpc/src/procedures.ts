@@ -78,6 +78,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
       limits: runtime.limits,
       setup: setLocalLimits(runtime.limits, carriedLimits(runtime.sql())),
       event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }, ctx),
+      ...(runtime.admitNewKey && { admitNewKey: () => runtime.admitNewKey!(ctx) }),
     };
   }
 

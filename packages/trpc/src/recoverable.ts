@@ -17,7 +17,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
-import { acquire, announce, decide, Decision, refuse, type Acquired, type Attempt } from "./acquire.js";
+import { acquire, admitNewKey, announce, decide, Decision, refuse, type Acquired, type Attempt } from "./acquire.js";
 import type { Settled } from "./atomic.js";
 import { IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors.js";
 import { IdempotencyEventType as E } from "./events.js";
@@ -105,25 +105,39 @@ const claimRow = (a: Attempt): store.Put => ({ state: KeyState.InProgress, lease
  * client's first send of the key (`Idempotency-Attempt: 1`) has nothing to
  * find and sends the INSERT alone; said wrongly, its claim finds the row and
  * the locking way reads it, so a wrong `1` costs a statement, never a run.
+ * With the app's say on new keys (`admitNewKey`) the look goes first and
+ * the claim follows only when it found no row, one round trip more for a
+ * send that is not a first: a key the tenant holds is answered without
+ * asking, and the app is asked only for a claim that would insert.
  */
 async function claimFresh(reserve: Pool["reserve"], a: Attempt): Promise<Acquired<store.Claim> | undefined> {
   const conn = await reserve();
   try {
-    const [seen, claimed] = await Promise.all([a.firstSend ? undefined : store.peek(conn, a), store.claimIfAbsent(conn, a, claimRow(a))]);
+    const asks = a.admitNewKey !== undefined;
+    if (asks) {
+      const row = (a.firstSend ? undefined : store.peeked(await store.peek(conn, a))) ?? (await admitNewKey(conn, a, !a.firstSend));
+      if (row) return answered(a, row);
+    }
+    const lookNow = !a.firstSend && !asks;
+    const [seen, claimed] = await Promise.all([lookNow ? store.peek(conn, a) : undefined, store.claimIfAbsent(conn, a, claimRow(a))]);
     const claim = store.claimed(claimed);
     if (claim) {
       announce(a, { ...claim, seenFence: 0, how: Decision.Claim });
       return { kind: "owned", value: claim };
     }
-    if (!seen) return undefined;
-    const row = store.peeked(seen);
-    const decision = row && decide(row, a.fingerprint);
-    if (decision === Decision.Replay) return { kind: "replay", row: row! };
-    if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row!.procedure));
-    return undefined;
+    const row = seen && store.peeked(seen);
+    return row && answered(a, row);
   } finally {
     conn.release();
   }
+}
+
+/** What a row found before any lock answers at once (a replay, a mismatch); undefined: the locking way decides. */
+function answered(a: Attempt, row: store.Decidable): Acquired<store.Claim> | undefined {
+  const decision = decide(row, a.fingerprint);
+  if (decision === Decision.Replay) return { kind: "replay", row };
+  if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row.procedure));
+  return undefined;
 }
 
 export async function runRecoverable<TTx, R extends HandlerResult>(

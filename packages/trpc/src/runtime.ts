@@ -28,6 +28,8 @@ export type RuntimeOptions<TTx> = {
   traceId?: () => string | undefined;
   /** Code of the app's around each call's work and its handler's run (spans, say); none by default. */
   around?: IdempotencyRuntime<TTx>["around"];
+  /** Asked before a call inserts a key row its scope does not hold, never for a key it holds (a replay); may refuse by throwing. */
+  admitNewKey?: IdempotencyRuntime<TTx>["admitNewKey"];
   /** Per-procedure options override these (`atomic({ leaseMs })`). */
   defaults?: ProcedureOptions;
   limits?: Partial<TransactionLimits>;
@@ -59,6 +61,7 @@ export function createRuntime<TTx = ReservedSql>(options: RuntimeOptions<TTx>): 
     onEvent: options.onEvent,
     traceId: options.traceId,
     around: options.around,
+    admitNewKey: options.admitNewKey,
     defaults: { ...DEFAULTS, ...options.defaults },
     limits: { ...LIMITS, ...options.limits },
   };

@@ -98,6 +98,19 @@ export type IdempotencyRuntime<TTx> = {
   around?: { call?: Around; handler?: Around };
   /** How often a recoverable holder renews its lease; 0 never (tests use it to play a stalled holder). */
   renewEveryMs?: (leaseMs: number) => number;
+  /**
+   * The app's say on a new key (a cap on the keys a tenant holds, say), asked
+   * only when the call would insert a key row its scope does not hold: a key
+   * with no row, or an expired one replaced. A replay, a mismatch, a wait, a
+   * conflict or a takeover of a key already held never asks, so a retry gets
+   * its stored answer whatever the app would say of a new key. It refuses by
+   * throwing (the error goes to the caller as thrown; nothing is claimed, no
+   * handler runs). `request` is the call's context, as `onEvent` gets it. It
+   * is asked while the call holds a connection of the pool (on the locking
+   * way, inside the key's transaction), so it should decide without waiting
+   * for one: from what the app counted before the call, say.
+   */
+  admitNewKey?: (request: IdempotencyContext) => Promise<void> | void;
 };
 
 /** What `next()` gives a middleware back: the handler's output, or its error. */
