@@ -86,7 +86,11 @@ describe("a port held by another database's stand-in", () => {
     const started = start({ ifTaken: "refuse", dataFile: path.join(dir, "mine.jsonl") });
     await expect(started).rejects.toBeInstanceOf(PspPortTakenError);
     await expect(started).rejects.toThrow(new RegExp(`^PSP_PORT=${port} is taken \\(another server's stand-in, or another program\\)`));
-    expect((await started.catch((error: Error) => error.message)).split("\n")).toHaveLength(1);
+    const message = await started.then(
+      () => "",
+      (error: Error) => error.message,
+    );
+    expect(message.split("\n")).toHaveLength(1);
   });
 });
 
