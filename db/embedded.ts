@@ -16,11 +16,13 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import path from "node:path";
 import postgres from "postgres";
 import { ClusterSetupError, makeOwnedDir, postgresBinaries, postgresUser, unreachableAncestor, type PostgresUser } from "./cluster-home";
 import { acquireFileLock, processAlive } from "./file-lock";
+import { firstFreePort } from "./ports";
+
+export { freePort } from "./ports";
 
 export type EmbeddedOptions = {
   dir: string;
@@ -328,29 +330,4 @@ async function stopPid(pid: number): Promise<void> {
     for (let i = 0; i < tries && isPostgres(pid); i++) await new Promise((r) => setTimeout(r, 100));
     if (!isPostgres(pid)) return;
   }
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
-/** `preferred` when free (a stable port for a developer's tools), else one the system picks. */
-async function firstFreePort(preferred: number): Promise<number> {
-  return (await portFree(preferred)) ? preferred : freePort();
-}
-
-/** A port on 127.0.0.1 that nothing listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no free port"))));
-    });
-  });
 }

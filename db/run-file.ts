@@ -27,6 +27,15 @@ export function writeRunFile(run: Omit<RunFile, "pid">): () => void {
   return () => rmSync(file, { force: true });
 }
 
+/** The run file of the server with process id `pid`, once it serves. */
+export function runFileOf(pid: number): RunFile | undefined {
+  try {
+    return JSON.parse(readFileSync(fileOf(pid), "utf8")) as RunFile;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A live server of this checkout that `matches`, if one runs; files of dead ones (SIGKILL) are removed. */
 export function runningServer(matches: (run: RunFile) => boolean): RunFile | undefined {
   let names: string[];

@@ -59,7 +59,8 @@ Ports (all on 127.0.0.1) and what moves each:
   8080                  HAProxy, the front door: --port
   3001, 3002, ..        the instances, one each: --instance-port (the first; the others follow)
   6432                  PgBouncer: --pooler-port
-  4010                  the provider stand-in: PSP_PORT=P
+  4010                  the provider stand-in: PSP_PORT=P (unset and 4010 taken by another
+                        database's stand-in: a free port, on the "provider" line)
   54329                 the embedded PostgreSQL (no DATABASE_URL, no --ha): EMBEDDED_PG_PORT=P
                         (a free port when 54329 is taken; a running cluster keeps its own)
   9090                  Prometheus, with --prometheus: --prometheus-port
@@ -119,7 +120,7 @@ async function main(): Promise<void> {
     process.env.DEMO_MODE ??= "true";
     process.stderr.write(`ADMIN_PASSWORD is unset: /admin accepts the demo password "${process.env.ADMIN_PASSWORD}".\n`);
   }
-  const { env, BAD_PORTS } = await import("../server/env");
+  const { env, BAD_PORTS, DEFAULT_PSP_PORT } = await import("../server/env");
   if (BAD_PORTS.has(prometheusPort))
     fail(`--prometheus-port ${prometheusPort} is a port that fetch refuses (WHATWG bad port); choose another`);
   const { startEmbedded } = await import("../db/bootstrap");
@@ -159,9 +160,10 @@ async function main(): Promise<void> {
     instancePorts: Array.from({ length: instances }, (_, i) => firstInstancePort + i),
     port: haproxyPort,
     poolerPort,
-    pspPort: env.PSP_PORT,
+    pspPort: env.PSP_PORT ?? DEFAULT_PSP_PORT,
+    pspIfTaken: env.PSP_PORT === undefined ? "pick-free" : "refuse",
     // On the checkout's embedded cluster, the stand-in keeps `npm start`'s records: the payments there pair with them.
-    pspDataFile: embedded ? recordsBesideEmbedded(embedded.dir, env.PSP_PORT) : undefined,
+    pspDataFile: embedded ? recordsBesideEmbedded(embedded.dir, env.PSP_PORT ?? DEFAULT_PSP_PORT) : undefined,
     statsPort,
     runDir: path.join(stateDir, "cluster"),
     pspSlowMs: env.PSP_SLOW_MS,

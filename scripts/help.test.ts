@@ -36,3 +36,16 @@ describe("--help on every CLI", () => {
     }
   });
 });
+
+describe("npm start --help", () => {
+  it("names every port it opens and the variable that moves each (issue 54)", () => {
+    const help = run("scripts/start.ts", "--help").stdout;
+    for (const [port, variable] of [
+      ["3000", "PORT"],
+      ["4010", "PSP_PORT"],
+      ["54329", "EMBEDDED_PG_PORT"],
+    ])
+      expect(help).toMatch(new RegExp(`^ {2}${variable}=${port} `, "m"));
+    expect(help).toMatch(/^ {2}DATABASE_URL +your PostgreSQL/m);
+  });
+});

@@ -14,15 +14,27 @@ import { spawn } from "node:child_process";
 import { isIP } from "node:net";
 import { constants } from "node:os";
 // The schema module only: server/env parses the environment on import, before the demo password is set below.
-import { DEMO_ADMIN_PASSWORD, DEMO_WEBHOOK_SECRET } from "../server/env-schema";
+import { DEFAULT_PSP_PORT, DEMO_ADMIN_PASSWORD, DEMO_WEBHOOK_SECRET } from "../server/env-schema";
 import { answerHelp } from "./help";
 
 answerHelp(`Usage: npm start
 
 Builds the app when there is no build of the current sources, then serves it
-on HOST:PORT (default 127.0.0.1:3000) with embedded PostgreSQL, or the
-database at DATABASE_URL. Settings come from the environment:
-docs/RUNNING.md, "Configuration", lists them. Ctrl-C stops everything it started.`);
+with embedded PostgreSQL, or the database at DATABASE_URL, and a payment
+provider stand-in of its own. Ctrl-C stops everything it started.
+
+What each port is and the variable that moves it:
+  PORT=3000              the app, on HOST (default 127.0.0.1)
+  PSP_PORT=4010          the provider stand-in; unset and 4010 taken: a free port,
+                         named in the ready line; set and taken: start-up refuses
+  EMBEDDED_PG_PORT=54329 the embedded PostgreSQL (54329 when free, else a free
+                         port; a running cluster keeps its own)
+  DATABASE_URL           your PostgreSQL instead of the embedded one
+  EMBEDDED_PG_DIR        the embedded cluster's data directory (default .data/pg)
+
+A second server on this machine needs another PORT and another database
+(EMBEDDED_PG_DIR or DATABASE_URL); it gets a stand-in of its own.
+Every setting: docs/RUNNING.md, "Configuration".`);
 
 function fail(message: string): never {
   process.stderr.write(`Cannot start: ${message}\n`);
@@ -57,6 +69,7 @@ async function main(): Promise<void> {
   }
   const { ensureBuild, serverCommand } = await import("./build");
   const { projectRoot } = await import("../db/cluster-home");
+  const { runFileOf } = await import("../db/run-file");
   await ensureBuild((line) => process.stderr.write(`${line}\n`));
 
   const [command, ...args] = serverCommand();
@@ -82,6 +95,12 @@ async function main(): Promise<void> {
     env.ADMIN_PASSWORD === DEMO_ADMIN_PASSWORD,
     env.DEMO_MODE,
     () => forwarded || server.exitCode !== null,
+    // A stand-in that is not on the port asked for (a taken default traded for a free one): found in the server's run file.
+    () => {
+      const asked = `http://127.0.0.1:${env.PSP_PORT ?? DEFAULT_PSP_PORT}`;
+      const used = server.pid === undefined || env.PSP_URL ? undefined : runFileOf(server.pid)?.pspUrl;
+      return used && used !== asked ? ` Port ${DEFAULT_PSP_PORT} is taken: its provider stand-in listens on ${used}.` : "";
+    },
   );
 }
 
@@ -90,7 +109,13 @@ async function main(): Promise<void> {
  * click: the address, the pages, and the demo password when it is the one
  * in use. Nothing if the run stops first.
  */
-async function announceWhenReady(url: string, demoPassword: boolean, lab: boolean, stopped: () => boolean): Promise<void> {
+async function announceWhenReady(
+  url: string,
+  demoPassword: boolean,
+  lab: boolean,
+  stopped: () => boolean,
+  standIn: () => string,
+): Promise<void> {
   while (!stopped()) {
     const healthy = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) }).then(
       (r) => r.ok,
@@ -103,7 +128,7 @@ async function announceWhenReady(url: string, demoPassword: boolean, lab: boolea
         `${url}/admin${demoPassword ? ` (password "${DEMO_ADMIN_PASSWORD}")` : ""}`,
         `${url}/docs`,
       ];
-      process.stderr.write(`Ready on ${url}: ${pages.join(", ")}. Ctrl-C stops everything.\n`);
+      process.stderr.write(`Ready on ${url}: ${pages.join(", ")}.${standIn()} Ctrl-C stops everything.\n`);
       return;
     }
     await new Promise((r) => setTimeout(r, 250));

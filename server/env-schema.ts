@@ -44,14 +44,17 @@ export const BAD_PORTS: ReadonlySet<number> = new Set([
   119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636,
   989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
 ]);
-const httpPort = (fallback: number, min: number) =>
+const httpPortFrom = (min: number) =>
   z.coerce
     .number()
     .int()
     .min(min)
     .max(65535)
-    .refine((port) => !BAD_PORTS.has(port), { message: "is a port that fetch refuses (WHATWG bad port); choose another" })
-    .default(fallback);
+    .refine((port) => !BAD_PORTS.has(port), { message: "is a port that fetch refuses (WHATWG bad port); choose another" });
+const httpPort = (fallback: number, min: number) => httpPortFrom(min).default(fallback);
+
+/** The provider stand-in's port when PSP_PORT is unset and it is free. */
+export const DEFAULT_PSP_PORT = 4010;
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
@@ -106,12 +109,16 @@ const schema = z.object({
     .enum(["true", "false"])
     .default("true")
     .transform((v) => v === "true"),
-  /** A payment provider already running; unset: the app starts the stand-in on PSP_PORT. */
+  /** A payment provider already running; unset: the app starts a stand-in of its own (PSP_PORT). */
   PSP_URL: z
     .url()
     .refine((u) => !BAD_PORTS.has(Number(new URL(u).port)), { message: "uses a port that fetch refuses (WHATWG bad port)" })
     .optional(),
-  PSP_PORT: httpPort(4010, 1024),
+  /**
+   * The stand-in's port. Unset: DEFAULT_PSP_PORT when free, else a free port the ready line names.
+   * Set and taken by anything but a stand-in of the same database: start-up refuses.
+   */
+  PSP_PORT: httpPortFrom(1024).optional(),
   /** How long the stand-in takes to answer for acct_test_slow. */
   PSP_SLOW_MS: z.coerce.number().int().min(0).default(3000),
   /** Signs the provider's webhooks (HMAC-SHA256). The default is a public demo value: set your own anywhere real. */

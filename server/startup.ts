@@ -21,8 +21,9 @@ import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
 import { databaseSettings } from "./database";
 import { completer, eventLog, startExpirySweepOf } from "./app";
-import { env } from "./env";
+import { DEFAULT_PSP_PORT, env } from "./env";
 import { logger } from "./logger";
+import { useStandIn } from "./payments/provider";
 import { recordsBesideEmbedded, startPspProcess, type PspProcess } from "./psp/process";
 import { webhookReceivers } from "./webhooks/receivers";
 
@@ -70,12 +71,18 @@ async function boot(): Promise<void> {
   const psp = env.PSP_URL
     ? undefined
     : startPspProcess({
-        port: env.PSP_PORT,
+        port: env.PSP_PORT ?? DEFAULT_PSP_PORT,
+        ifTaken: env.PSP_PORT === undefined ? "pick-free" : "refuse",
         slowMs: env.PSP_SLOW_MS,
         webhookSecret: env.PSP_WEBHOOK_SECRET,
         dataFile: standInRecords(),
         webhookUrls: Object.values(webhookReceivers(`http://127.0.0.1:${env.PORT}`)),
-      }).then((p) => (started.psp = p));
+      }).then((p) => {
+        started.psp = p;
+        useStandIn(p.url);
+        if (p.port !== (env.PSP_PORT ?? DEFAULT_PSP_PORT))
+          logger.warn({ pspUrl: p.url }, `port ${DEFAULT_PSP_PORT} is taken: the provider stand-in listens on ${p.url}`);
+      });
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
   // A clean stop writes what the event writer holds (5 seconds of replay counts at most) before the pool closes.
@@ -115,7 +122,7 @@ async function boot(): Promise<void> {
  */
 function standInRecords(): string | undefined {
   if (env.DATABASE_URL) return undefined;
-  return recordsBesideEmbedded(clusterDir(env.EMBEDDED_PG_DIR), env.PSP_PORT);
+  return recordsBesideEmbedded(clusterDir(env.EMBEDDED_PG_DIR), env.PSP_PORT ?? DEFAULT_PSP_PORT);
 }
 
 /** ensureDatabase, again and again with backoff while the database cannot be reached, for DATABASE_WAIT_MS. */

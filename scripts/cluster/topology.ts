@@ -37,6 +37,8 @@ export type ClusterOptions = {
   port: number;
   poolerPort: number;
   pspPort: number;
+  /** What a taken `pspPort` means (startPspProcess's `ifTaken`); unset, an error. */
+  pspIfTaken?: "refuse" | "pick-free";
   /** Where the stand-in keeps its records across restarts (startPspProcess's `dataFile`); unset, memory only. */
   pspDataFile?: string;
   /** Generated configurations and every process's log. */
@@ -117,6 +119,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
     const psp = await startPspProcess({
       port: options.pspPort,
+      ifTaken: options.pspIfTaken,
       slowMs: options.pspSlowMs ?? 3000,
       webhookSecret: options.pspWebhookSecret,
       dataFile: options.pspDataFile,

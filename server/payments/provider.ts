@@ -5,11 +5,23 @@
  * and decorators of the client. Handlers get it in their context.
  */
 import type { Db } from "../../db/client";
-import { env } from "../env";
+import { DEFAULT_PSP_PORT, env } from "../env";
 import { createPspClient, type ObservedCall, type PspClient } from "../psp/client";
 import { noteChargeAttempt } from "./charge-attempts";
 
-export const pspUrl = () => env.PSP_URL ?? `http://127.0.0.1:${env.PSP_PORT}`;
+/**
+ * The stand-in this process started, once it listens: its port may not be
+ * PSP_PORT's (a taken default is traded for a free one). On `globalThis`
+ * because Next.js loads start-up and the routes in bundles of their own.
+ */
+const standIn = globalThis as { __eoStandInUrl?: string };
+
+/** Start-up names the stand-in it started; every later call goes there. */
+export function useStandIn(url: string): void {
+  standIn.__eoStandInUrl = url;
+}
+
+export const pspUrl = () => env.PSP_URL ?? standIn.__eoStandInUrl ?? `http://127.0.0.1:${env.PSP_PORT ?? DEFAULT_PSP_PORT}`;
 
 export type ProviderPlugin = {
   /** Told of every attempt of every call: its downstream key, status or error, and time. */

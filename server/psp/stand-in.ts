@@ -16,8 +16,9 @@
  * (so a cross-site form cannot drive it) and delivers only to one of the
  * `webhookUrls` it was started with.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
 import { hostAllowed } from "../edge/hosts";
@@ -66,13 +67,21 @@ type Request = { method: string; segments: string[]; key: string | undefined; ra
 /** The header a control request is signed in: the same HMAC as a webhook's, over the request body. */
 export const CONTROL_SIGNATURE_HEADER = "psp-signature";
 
+/**
+ * Which records a stand-in keeps, as its /health tells: a digest of the
+ * records file's path (the path itself is nobody's business over HTTP).
+ * Two stand-ins with the same digest hold the charges of the same database.
+ */
+export const recordsDigest = (dataFile: string) => createHash("sha256").update(path.resolve(dataFile)).digest("hex").slice(0, 16);
+
 export function createPspStandIn(options: PspStandInOptions): PspStandIn {
   const ledger = new Ledger(options.slowMs, options.dataFile === undefined ? undefined : openJournal(options.dataFile));
+  const health = { status: "ok", ...(options.dataFile === undefined ? {} : { records: recordsDigest(options.dataFile) }) };
 
   async function route(request: Request): Promise<Reply> {
     const { method, segments } = request;
     const [first, id, action, ...rest] = segments;
-    if (method === "GET" && first === "health" && segments.length === 1) return reply(200, { status: "ok" });
+    if (method === "GET" && first === "health" && segments.length === 1) return reply(200, health);
     if (first === "charges" && rest.length === 0) {
       if (method === "GET" && id === undefined) return reply(200, { data: ledger.list() });
       if (method === "GET" && action === undefined && id !== undefined) {
