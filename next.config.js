@@ -1,36 +1,10 @@
 /**
- * Security headers on every response. The CSP follows the Next.js guide's
- * variant without nonces: Next.js inlines small bootstrap scripts, and a
- * nonce would force every page to render per request, so scripts and styles
- * allow 'unsafe-inline' (plus 'unsafe-eval' under `next dev`, for React's
- * debugging); everything else is this origin only. `frame-ancestors 'none'`
- * (with X-Frame-Options for older browsers) keeps /admin out of frames.
+ * The app's settings for Next.js. The security headers on every response are defined once, in
+ * server/edge/security-headers.ts (the HTTP edge sends them too, on the answers it gives before Next.js).
  */
 import process from "node:process";
 import { PHASE_PRODUCTION_BUILD } from "next/constants.js";
 import { tsImport } from "tsx/esm/api";
-
-const isDev = process.env.NODE_ENV === "development";
-
-const contentSecurityPolicy = [
-  "default-src 'self'",
-  `script-src 'self' 'unsafe-inline'${isDev ? " 'unsafe-eval'" : ""}`,
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
-
-const SECURITY_HEADERS = [
-  { key: "Content-Security-Policy", value: contentSecurityPolicy },
-  { key: "X-Frame-Options", value: "DENY" },
-  { key: "X-Content-Type-Options", value: "nosniff" },
-  { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
-];
 
 /** @type {import("next").NextConfig} */
 const nextConfig = {
@@ -41,9 +15,6 @@ const nextConfig = {
   poweredByHeader: false,
   // `npm test` type-checks the whole project once (npm run typecheck); the build need not repeat it.
   typescript: { ignoreBuildErrors: true },
-  async headers() {
-    return [{ source: "/:path*", headers: SECURITY_HEADERS }];
-  },
 };
 
 /**
@@ -55,5 +26,8 @@ export default async function config(phase) {
   /** @type {typeof import("./server/env-schema")} */
   const { parseEnv } = await tsImport("./server/env-schema.ts", import.meta.url);
   parseEnv(process.env, { building: phase === PHASE_PRODUCTION_BUILD });
-  return nextConfig;
+  /** @type {typeof import("./server/edge/security-headers")} */
+  const { securityHeaders } = await tsImport("./server/edge/security-headers.ts", import.meta.url);
+  const headers = securityHeaders(process.env.NODE_ENV === "development");
+  return { ...nextConfig, headers: async () => [{ source: "/:path*", headers }] };
 }

@@ -1,7 +1,8 @@
 /**
  * The gate in front of every route (Next.js 16's proxy, on the Node.js
- * runtime, in the server's own process), in this order (TRACE and TRACK
- * never get here: server/edge/node-edge.ts answers them):
+ * runtime, in the server's own process), in this order (TRACE, TRACK and a
+ * path whose percent-escapes do not decode never get here:
+ * server/edge/node-edge.ts answers them):
  * - a Host that is neither a loopback name nor in ALLOWED_HOSTS gets 421
  *   (DNS rebinding, see server/edge/hosts.ts);
  * - while the instance waits for its database at start-up, or has lost it,

@@ -161,6 +161,16 @@ export function toProblem(error: unknown): Problem {
   return problemOf("internal", "internal error");
 }
 
+/**
+ * A path whose percent-escapes do not decode (a stray `%`, a cut-off escape, bytes that are not UTF-8): the
+ * HTTP edge answers it before Next.js, whose own decoding would fail with a bare 500, and the REST
+ * surface the same way should one get past.
+ */
+export const malformedPathProblem = (): Problem =>
+  problemOf("validation", "The path is not valid percent-encoded UTF-8.", {
+    errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }],
+  });
+
 /** The database is away (an outage, a restart): nothing was decided, retrying with the same key is safe. */
 export function databaseUnavailableProblem(detail = "The database is unavailable; retry with the same Idempotency-Key."): Problem {
   return problemOf("database-unavailable", detail, { retryAfter: RETRY_AFTER_SECONDS });

@@ -85,3 +85,27 @@ test("admin and API answers that carry data are never cached", async () => {
   expect(sessions.headers["cache-control"]).toBe("no-store");
   expect(JSON.parse(sessions.body).result.data.some((s: { current: boolean }) => s.current)).toBe(true);
 });
+
+test("a path whose percent-escapes do not decode is a 400 problem with the security headers, on every route", async () => {
+  for (const [method, path] of [
+    ["GET", "/api/%E0"],
+    ["POST", "/api/trpc/%E0%A4%A"],
+    ["GET", "/problems/%E0"],
+    ["GET", "/docs/problems/%E0"],
+    ["GET", "/checkout/confirmation/%E0"],
+  ] as const) {
+    const res = await raw(
+      method,
+      path,
+      { host: `127.0.0.1:${E2E_PORT}`, "content-type": "application/json" },
+      method === "POST" ? "{}" : undefined,
+    );
+    expect(res.status, path).toBe(400);
+    expect(res.headers["content-type"], path).toBe("application/problem+json");
+    expect(res.headers["content-security-policy"], path).toContain("frame-ancestors 'none'");
+    expect(res.headers["x-content-type-options"], path).toBe("nosniff");
+    expect(JSON.parse(res.body), path).toMatchObject({ status: 400, type: "/problems/validation", errors: [{ field: "(path)" }] });
+  }
+  const metrics = await raw("GET", "/api/metrics", { host: `127.0.0.1:${E2E_PORT}` });
+  expect(metrics.body).toMatch(/http_server_refused_requests_total\{reason="malformed_path"\} [1-9]/);
+});

@@ -10,7 +10,7 @@
  * the password signs everyone out. Neither value is ever logged.
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
-import { and, desc, eq, gt, lte, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { adminSessions } from "../../db/schema";
 import { env } from "../env";
@@ -108,25 +108,33 @@ export async function revokeOwnSession(db: Db, session: AdminSession, id: string
   return rows.length > 0;
 }
 
-/** Signs a session out everywhere: its cookie, wherever it was copied, no longer counts. */
-export async function revokeSession(db: Db, token: string | undefined): Promise<void> {
-  const claims = signedClaims(token, Date.now());
-  if (claims) await db.delete(adminSessions).where(eq(adminSessions.id, claims.id));
+/**
+ * Signs sessions out everywhere: each cookie, wherever it was copied, no longer
+ * counts. Every token given is tried, not only the first: a request can carry
+ * the cookie more than once (a junk one first), and skipping the one that
+ * verifies would answer "signed out" while that session goes on working.
+ */
+export async function revokeSessions(db: Db, tokens: readonly string[]): Promise<void> {
+  const now = Date.now();
+  const ids = tokens.flatMap((token) => signedClaims(token, now)?.id ?? []);
+  if (ids.length > 0) await db.delete(adminSessions).where(inArray(adminSessions.id, ids));
 }
 
-/** The value of one cookie in a `Cookie` header. */
-export function readCookie(header: string | null, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
+/** Every value of one cookie in a `Cookie` header, in the order sent. */
+export function readCookies(header: string | null, name: string): string[] {
+  if (!header) return [];
+  return header.split(";").flatMap((part) => {
     const eq = part.indexOf("=");
     // Tokens are base64url and dots: nothing to decode.
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+    return eq > 0 && part.slice(0, eq).trim() === name ? [part.slice(eq + 1).trim()] : [];
+  });
 }
 
 /** The admin session of a request, from its `Cookie` header only (an Authorization header is ignored). */
 export const sessionFromHeaders = (db: Db, headers: Headers) => verifySession(db, sessionToken(headers));
 
-/** The raw session cookie of a request (sign-out revokes it). */
-export const sessionToken = (headers: Headers) => readCookie(headers.get("cookie"), ADMIN_COOKIE);
+/** The raw session cookie of a request: the first one, which is the one a request is signed in by. */
+export const sessionToken = (headers: Headers): string | undefined => sessionTokens(headers)[0];
+
+/** Every session cookie of a request (sign-out revokes them all). */
+export const sessionTokens = (headers: Headers) => readCookies(headers.get("cookie"), ADMIN_COOKIE);

@@ -13,7 +13,7 @@ import { problemResponse, send } from "../rest/respond";
 import { checkAdminChange, checkSameOrigin, type OriginVerdict } from "./origin";
 import type { Db } from "../../db/client";
 import { authenticate, DEMO_OPERATOR, OPERATOR_NAME } from "./operators";
-import { ADMIN_COOKIE, adminEnabled, issueSession, revokeSession, SESSION_TTL_MS, sessionToken } from "./session";
+import { ADMIN_COOKIE, adminEnabled, issueSession, revokeSessions, SESSION_TTL_MS, sessionTokens } from "./session";
 import { clientAddress, type SignInThrottle } from "./throttle";
 
 /** Keeps every failure alike in timing, whether the password was wrong or sign-in is off. */
@@ -83,7 +83,7 @@ export async function signOutRequest(req: Request, db: Db): Promise<Response> {
     // No body to check: the origin is the whole rule.
     const refused = refusal(checkSameOrigin(req.headers));
     if (refused) return refused;
-    await revokeSession(db, sessionToken(req.headers));
+    await revokeSessions(db, sessionTokens(req.headers));
     return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookie("", isHttps(req), 0) } });
   } catch (error) {
     return problemResponse(publicProblem(error, { route: "admin sign-out" }));

@@ -7,6 +7,15 @@
  * Request for TRACE and would log each one as a crash with a 500; Node's
  * parser refuses TRACK with a bare 400.
  *
+ * A path whose percent-escapes do not decode (`/api/%E0`, a stray `%`) is a
+ * 400 problem here, for every route: Next.js decodes the path itself, and a
+ * malformed escape in a dynamic route made it answer a bare text/plain 500,
+ * unlogged and uncounted.
+ *
+ * Every answer the edge gives itself carries the app's security headers
+ * (security-headers.ts, as Next.js sends them), is counted in
+ * `http_server_refused_requests_total` by reason, and never reaches Next.js.
+ *
  * More than one `Idempotency-Key` field is a 400 here: Node.js joins the
  * fields into one value (`k` and an empty one become `k,`), so past this
  * point one key and two keys can look alike.
@@ -31,35 +40,88 @@ import http from "node:http";
 import type { Duplex } from "node:stream";
 import type { TraceCallers, TrustProxy } from "../env";
 import { IdempotencyKeyInvalidError } from "@exactly-once/trpc";
-import { DomainError, problemBody, publicProblem } from "../errors";
+import { DomainError, malformedPathProblem, problemBody, publicProblem, type Problem } from "../errors";
+import { logger } from "../logger";
+import { EdgeRefusal, metrics } from "../observability/metrics";
+import { observing } from "../observability/switch";
 import { continuesCallerTrace, TRACE_HEADERS } from "../observability/trace-callers";
+import { securityHeaders } from "./security-headers";
 
 const REFUSED_METHODS = new Set(["TRACE", "TRACK"]);
 
 const ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
-const methodProblem = (method: string) =>
-  problemBody(publicProblem(new DomainError("method-not-allowed", 405, `${method} is not served here.`)));
+const methodProblem = (method: string) => publicProblem(new DomainError("method-not-allowed", 405, `${method} is not served here.`));
+
+// serve.ts sets NODE_ENV before it loads this module, as it does before Next.js.
+const SECURITY_HEADERS = Object.fromEntries(
+  securityHeaders(process.env.NODE_ENV === "development").map(({ key, value }) => [key.toLowerCase(), value]),
+);
+
+/** How much of a refused path a log line keeps: enough to recognise a probe, never a client's whole request line. */
+const LOGGED_PATH_CHARS = 100;
+
+function count(reason: EdgeRefusal): void {
+  if (observing()) metrics().edgeRefused.inc({ reason });
+}
+
+/** The edge's own answer: a problem with the app's security headers, counted; the request's body, if any, is drained unread. */
+function refuse(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  reason: EdgeRefusal,
+  problem: Problem,
+  headers: Record<string, string> = {},
+): true {
+  const body = problemBody(problem);
+  res
+    .writeHead(problem.status, {
+      ...SECURITY_HEADERS,
+      "content-type": "application/problem+json",
+      "cache-control": "no-store",
+      "content-length": Buffer.byteLength(body),
+      ...headers,
+    })
+    .end(body);
+  req.resume();
+  count(reason);
+  return true;
+}
 
 /** Answers TRACE itself; true when it did. */
 function refusedMethod(req: http.IncomingMessage, res: http.ServerResponse): boolean {
   const method = (req.method ?? "").toUpperCase();
-  if (!REFUSED_METHODS.has(method)) return false;
-  res.writeHead(405, { "content-type": "application/problem+json", "cache-control": "no-store", allow: ALLOW }).end(methodProblem(method));
-  // The request may carry a body nobody reads.
-  req.resume();
-  return true;
+  return REFUSED_METHODS.has(method) && refuse(req, res, EdgeRefusal.Method, methodProblem(method), { allow: ALLOW });
+}
+
+/** Whether every percent-escape of the path (the target before `?`) decodes to UTF-8, as Next.js will decode it. */
+function pathDecodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Answers a request whose path does not decode itself; true when it did. */
+function refusedPath(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  const target = req.url ?? "/";
+  const query = target.indexOf("?");
+  const path = query === -1 ? target : target.slice(0, query);
+  if (pathDecodes(path)) return false;
+  // The query is left out (it may carry a token), and the path is cut: the line says what came, not all of it.
+  logger.info(
+    { method: req.method, path: path.slice(0, LOGGED_PATH_CHARS), pathLength: path.length },
+    "refused a path whose percent-escapes do not decode",
+  );
+  return refuse(req, res, EdgeRefusal.MalformedPath, malformedPathProblem());
 }
 
 /** Answers a request with more than one Idempotency-Key field itself; true when it did. */
 function refusedKeyFields(req: http.IncomingMessage, res: http.ServerResponse): boolean {
   if ((req.headersDistinct["idempotency-key"]?.length ?? 0) < 2) return false;
   const error = new IdempotencyKeyInvalidError(0, "must be sent once; this request has more than one Idempotency-Key field");
-  const body = problemBody(publicProblem(error));
-  res
-    .writeHead(400, { "content-type": "application/problem+json", "cache-control": "no-store", "content-length": Buffer.byteLength(body) })
-    .end(body);
-  req.resume();
-  return true;
+  return refuse(req, res, EdgeRefusal.KeyFields, publicProblem(error));
 }
 
 /**
@@ -69,11 +131,15 @@ function refusedKeyFields(req: http.IncomingMessage, res: http.ServerResponse): 
  */
 function refusedUnknownMethod(error: NodeJS.ErrnoException, socket: Duplex): boolean {
   if (error.code !== "HPE_INVALID_METHOD" || !socket.writable) return false;
-  const body = methodProblem("This method");
+  const body = problemBody(methodProblem("This method"));
+  const security = Object.entries(SECURITY_HEADERS)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   socket.end(
-    `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/problem+json\r\ncache-control: no-store\r\nallow: ${ALLOW}\r\n` +
+    `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/problem+json\r\ncache-control: no-store\r\nallow: ${ALLOW}\r\n${security}` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
+  count(EdgeRefusal.Method);
   return true;
 }
 
@@ -129,7 +195,7 @@ class EdgeServer extends http.Server {
   override emit(event: string, ...args: unknown[]): boolean {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
-      if (refusedMethod(req, res) || refusedKeyFields(req, res)) return true;
+      if (refusedMethod(req, res) || refusedPath(req, res) || refusedKeyFields(req, res)) return true;
       normalise(req, this.trust);
     }
     if (event === "clientError" && refusedUnknownMethod(args[0] as NodeJS.ErrnoException, args[1] as Duplex)) return true;

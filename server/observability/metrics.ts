@@ -10,6 +10,17 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
+/** Why the HTTP edge refused a request before any route saw it. */
+export const EdgeRefusal = {
+  /** A percent-escape in the path that does not decode. */
+  MalformedPath: "malformed_path",
+  /** TRACE, TRACK or a method Node.js's parser does not know. */
+  Method: "method",
+  /** More than one Idempotency-Key field. */
+  KeyFields: "idempotency_key_fields",
+} as const;
+export type EdgeRefusal = (typeof EdgeRefusal)[keyof typeof EdgeRefusal];
+
 /** How an idempotent request ended, one per request. */
 export const RequestOutcome = {
   Executed: "executed",
@@ -62,6 +73,9 @@ function create() {
       "Duration of HTTP server requests (OpenTelemetry semantic conventions).",
       ["http_request_method", "http_route", "http_response_status_code"],
     ),
+    edgeRefused: counter("http_server_refused_requests_total", "Requests the HTTP edge answered itself, before any route, by reason.", [
+      "reason",
+    ]),
     dbUp: gauge("db_up", "1 while the database answers, 0 while it is away or the server still waits for it."),
     // OpenTelemetry's database-client conventions (db.client.connection.*), named as Prometheus receives them.
     dbPoolMax: gauge("db_client_connection_max", "The most connections the database pool opens.", ["db_client_connection_pool_name"]),

@@ -8,7 +8,7 @@
  * `Retry-After`).
  */
 import type { ContextOptions } from "../context";
-import { DomainError, fewErrors, namedFields, publicProblem } from "../errors";
+import { DomainError, fewErrors, malformedPathProblem, namedFields, publicProblem } from "../errors";
 import { problemOf } from "../problems";
 import { idempotencyOutcome } from "@exactly-once/trpc";
 import type { ProcedureRegistry } from "../registry";
@@ -52,11 +52,7 @@ async function handle<TCtx>(
     match = matchRoute(routes, req.method, path);
   } catch {
     // decodeURIComponent: a malformed escape or bytes that are not UTF-8 in a path segment.
-    return problemResponse(
-      problemOf("validation", "The path is not valid percent-encoded UTF-8.", {
-        errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }],
-      }),
-    );
+    return problemResponse(malformedPathProblem());
   }
   if (!match) {
     return problemResponse(problemOf("not-found", `No endpoint at ${req.method} ${url.pathname}.`));

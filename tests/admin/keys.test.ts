@@ -7,6 +7,8 @@ import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { eventLog } from "../../server/app";
+import { toProblem } from "../../server/errors";
+import { trpcError } from "../support/api";
 import { ensureEffectsTable, newTenant, post, uniqueKey } from "../idempotency/fixture";
 import { adminCaller, seedKeys } from "./support";
 
@@ -122,6 +124,33 @@ describe("admin.keys.list", () => {
     const error = await (await adminCaller()).admin.keys.list({ cursor: "not-a-cursor" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TRPCError);
     expect((error as TRPCError).code).toBe("BAD_REQUEST");
+  });
+
+  // The shape was checked by a regex only: these passed it and reached `::timestamptz` or a text parameter, a 500.
+  const cursorOf = (createdAt: string, key: string) => Buffer.from(JSON.stringify([createdAt, key]), "utf8").toString("base64url");
+  it.each([
+    ["month 13", cursorOf("2026-13-01T00:00:00.000000Z", "k")],
+    ["year 0000", cursorOf("0000-01-01T00:00:00.000000Z", "k")],
+    ["February 30", cursorOf("2026-02-30T00:00:00.000000Z", "k")],
+    ["hour 24", cursorOf("2026-01-01T24:00:00.000000Z", "k")],
+    ["a NUL in the key", cursorOf("2026-01-01T00:00:00.000000Z", "a\u0000b")],
+    ["a control character in the key", cursorOf("2026-01-01T00:00:00.000000Z", "a\u001bb")],
+    ["an empty key", cursorOf("2026-01-01T00:00:00.000000Z", "")],
+    ["a key over 255 characters", cursorOf("2026-01-01T00:00:00.000000Z", "k".repeat(256))],
+  ])("refuses a cursor with %s: a 400 problem naming the cursor", async (_label, cursor) => {
+    const error = await trpcError((await adminCaller()).admin.keys.list({ cursor }));
+    expect(error.code).toBe("BAD_REQUEST");
+    expect(toProblem(error)).toMatchObject({
+      type: "/problems/validation",
+      status: 400,
+      errors: [{ field: "cursor", message: "is not a cursor this endpoint returned" }],
+    });
+  });
+
+  it("takes a well-formed cursor it could have made", async () => {
+    const tenant = await tenantWithEveryState();
+    const page = await (await adminCaller()).admin.keys.list({ tenantId: tenant.id, cursor: cursorOf("9999-12-31T23:59:59.999999Z", "~") });
+    expect(keysOf(page)).toHaveLength(6);
   });
 });
 

@@ -215,6 +215,16 @@ describe("sign-out", () => {
     expect((await trpcError((await callerWith({ cookie })).admin.keys.purgeExpired({}))).code).toBe("UNAUTHORIZED");
   });
 
+  it("revokes every session cookie it is given that verifies, not only the first", async () => {
+    const [first, second] = [await signedIn(), await signedIn()];
+    const token = (cookie: string) => cookie.slice(`${ADMIN_COOKIE}=`.length);
+    // A junk cookie first: the first value alone does not verify, and was all sign-out looked at.
+    const res = await signOut(`${ADMIN_COOKIE}=junk; ${ADMIN_COOKIE}=${token(first)}; other=1; ${ADMIN_COOKIE}=${token(second)}`);
+    expect(res.status).toBe(204);
+    for (const cookie of [first, second])
+      expect((await trpcError((await callerWith({ cookie })).admin.keys.counts({}))).code).toBe("UNAUTHORIZED");
+  });
+
   it("from another origin: 403 and the session stays", async () => {
     const cookie = await signedIn();
     expect((await signOut(cookie, { host: "app.test", origin: "http://app.test:9999" })).status).toBe(403);

@@ -9,12 +9,16 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEdgeServer } from "../../server/edge/node-edge";
+import { securityHeaders } from "../../server/edge/security-headers";
+import { logger } from "../../server/logger";
+import { metrics } from "../../server/observability/metrics";
 
 let server: http.Server;
 let port: number;
 const reached: string[] = [];
+const reachedPaths: string[] = [];
 let traceFields: Record<string, unknown> = {};
 
 /** The one caller whose traces are continued: a loopback address of its own, so the test can be it or not. */
@@ -23,6 +27,7 @@ const TRACING_CALLER = "127.0.0.2";
 beforeAll(async () => {
   server = createEdgeServer({ proxy: { hops: 0 }, traceCallers: { addresses: [TRACING_CALLER] } }, (req, res) => {
     reached.push(String(req.headers["idempotency-key"]));
+    reachedPaths.push(req.url ?? "");
     traceFields = { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate, baggage: req.headers.baggage };
     res.end("through");
   });
@@ -31,25 +36,25 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-/** One request with these raw header lines; the status line and the body of the answer. */
-function raw(headerLines: string[], localAddress = "127.0.0.1"): Promise<{ status: number; body: string }> {
+type RawAnswer = { status: number; headers: Record<string, string>; body: string };
+
+/** One request with these raw header lines (to this path, with this method); the status, the header fields and the body of the answer. */
+function raw(headerLines: string[], localAddress = "127.0.0.1", target = "POST /api/v1/payments"): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ port, host: "127.0.0.1", localAddress }, () => {
       socket.end(
-        [
-          `POST /api/v1/payments HTTP/1.1`,
-          `Host: 127.0.0.1:${port}`,
-          "Connection: close",
-          "Content-Length: 2",
-          ...headerLines,
-          "",
-          "{}",
-        ].join("\r\n"),
+        [`${target} HTTP/1.1`, `Host: 127.0.0.1:${port}`, "Connection: close", "Content-Length: 2", ...headerLines, "", "{}"].join("\r\n"),
       );
     });
     let text = "";
     socket.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
-    socket.on("end", () => resolve({ status: Number(text.split(" ")[1]), body: text.slice(text.indexOf("\r\n\r\n") + 4) }));
+    socket.on("end", () => {
+      const head = text.slice(0, text.indexOf("\r\n\r\n")).split("\r\n");
+      const headers = Object.fromEntries(
+        head.slice(1).map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]),
+      );
+      resolve({ status: Number(head[0]!.split(" ")[1]), headers, body: text.slice(text.indexOf("\r\n\r\n") + 4) });
+    });
     socket.on("error", reject);
   });
 }
@@ -64,6 +69,7 @@ describe("the edge: one Idempotency-Key field", () => {
     reached.length = 0;
     const answer = await raw(lines);
     expect(answer.status).toBe(400);
+    expect(answer.headers["x-content-type-options"]).toBe("nosniff");
     expect(JSON.parse(answer.body)).toMatchObject({
       type: "/problems/idempotency-key-invalid",
       detail: expect.stringContaining("more than one Idempotency-Key field"),
@@ -97,5 +103,63 @@ describe("the edge: a caller's trace", () => {
       tracestate: "vendor=secret",
       baggage: "user=alice",
     });
+  });
+});
+
+describe("the edge: a path whose percent-escapes do not decode", () => {
+  const refusedCount = async () => (await metrics().edgeRefused.get()).values.find((v) => v.labels.reason === "malformed_path")?.value ?? 0;
+
+  it.each([
+    ["GET", "/api/%E0"],
+    ["POST", "/api/trpc/%E0%A4%A"],
+    ["GET", "/problems/%E0"],
+    ["GET", "/docs/problems/%E0"],
+    ["GET", "/checkout/confirmation/%E0"],
+    ["GET", "/api/v1/payments/100%"],
+    ["DELETE", "/admin/session/%zz?token=secret"],
+  ])("%s %s: a 400 problem with the security headers, logged and counted, the app never sees it", async (method, path) => {
+    reachedPaths.length = 0;
+    const info = vi.spyOn(logger, "info");
+    const before = await refusedCount();
+    try {
+      const answer = await raw(["Idempotency-Key: p"], "127.0.0.1", `${method} ${path}`);
+      expect(answer.status).toBe(400);
+      expect(answer.headers["content-type"]).toBe("application/problem+json");
+      for (const { key, value } of securityHeaders(false)) expect(answer.headers[key.toLowerCase()], key).toBe(value);
+      expect(JSON.parse(answer.body)).toEqual({
+        type: "/problems/validation",
+        title: "Bad Request",
+        status: 400,
+        detail: "The path is not valid percent-encoded UTF-8.",
+        errors: [{ field: "(path)", message: "must be valid percent-encoded UTF-8" }],
+      });
+      expect(reachedPaths).toEqual([]);
+      expect(await refusedCount()).toBe(before + 1);
+      const line = info.mock.calls.find(([, message]) => message === "refused a path whose percent-escapes do not decode");
+      // The path, without its query (a token may ride there).
+      expect(line?.[0]).toEqual({ method, path: path.split("?")[0], pathLength: path.split("?")[0]!.length });
+    } finally {
+      info.mockRestore();
+    }
+  });
+
+  it("a long path is logged cut short, with its length", async () => {
+    const info = vi.spyOn(logger, "info");
+    try {
+      const path = `/api/${"a".repeat(5000)}%E0`;
+      expect((await raw([], "127.0.0.1", `GET ${path}`)).status).toBe(400);
+      const [fields] = info.mock.calls.find(([, message]) => message === "refused a path whose percent-escapes do not decode")!;
+      expect(fields).toEqual({ method: "GET", path: path.slice(0, 100), pathLength: path.length });
+    } finally {
+      info.mockRestore();
+    }
+  });
+
+  it("well-formed escapes, and a malformed one in the query, pass through", async () => {
+    reachedPaths.length = 0;
+    for (const path of ["/api/v1/products/caf%C3%A9", "/docs/problems/validation%2F", "/api/v1/products?q=%E0"]) {
+      expect((await raw(["Idempotency-Key: ok"], "127.0.0.1", `GET ${path}`)).status, path).toBe(200);
+    }
+    expect(reachedPaths).toEqual(["/api/v1/products/caf%C3%A9", "/docs/problems/validation%2F", "/api/v1/products?q=%E0"]);
   });
 });
