@@ -401,7 +401,7 @@ async function clusterMembers(nodes: HaNode[]): Promise<Member[] | undefined> {
   return undefined;
 }
 
-type Supervised = {
+export type Supervised = {
   logPath: string;
   start: () => Promise<void>;
   kill: (s: NodeJS.Signals) => void;
@@ -410,7 +410,7 @@ type Supervised = {
 };
 
 /** A long-running process in a group of its own (as the postgres user when we are root), its output appended to `logPath`. */
-function supervised(what: string, bin: string, args: string[], logPath: string, runAs: ReturnType<typeof postgresUser>): Supervised {
+export function supervised(what: string, bin: string, args: string[], logPath: string, runAs: ReturnType<typeof postgresUser>): Supervised {
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
