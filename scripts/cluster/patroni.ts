@@ -401,7 +401,7 @@ async function clusterMembers(nodes: HaNode[]): Promise<Member[] | undefined> {
   return undefined;
 }
 
-export type Supervised = {
+type Supervised = {
   logPath: string;
   start: () => Promise<void>;
   kill: (s: NodeJS.Signals) => void;
