@@ -2,7 +2,11 @@
 import { expect, type Page } from "@playwright/test";
 
 export async function expectFitsViewport(page: Page): Promise<void> {
-  const { page: width, viewport, widest } = await page.evaluate(() => {
+  const {
+    page: width,
+    viewport,
+    widest,
+  } = await page.evaluate(() => {
     const root = document.documentElement;
     // The element that reaches furthest right, to name it when the page overflows.
     let widest = "";

@@ -19,27 +19,30 @@ describe("supervised", () => {
     for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  it.runIf(runsAsRoot())("as root, a process run as the postgres user starts in its own folder, whatever folder the caller is in", async () => {
-    const user = postgresUser()!;
-    const closed = mkdtempSync(path.join(tmpdir(), "eo-closed-"));
-    chmodSync(closed, 0o700);
-    const cache = mkdtempSync(path.join(tmpdir(), "eo-cache-"));
-    chmodSync(cache, 0o755);
-    made.push(closed, cache);
-    const own = path.join(cache, "ha");
-    makeOwnedDir(own, user, 0o700);
+  it.runIf(runsAsRoot())(
+    "as root, a process run as the postgres user starts in its own folder, whatever folder the caller is in",
+    async () => {
+      const user = postgresUser()!;
+      const closed = mkdtempSync(path.join(tmpdir(), "eo-closed-"));
+      chmodSync(closed, 0o700);
+      const cache = mkdtempSync(path.join(tmpdir(), "eo-cache-"));
+      chmodSync(cache, 0o755);
+      made.push(closed, cache);
+      const own = path.join(cache, "ha");
+      makeOwnedDir(own, user, 0o700);
 
-    process.chdir(closed);
-    const child = supervised(
-      "python",
-      "/usr/bin/python3",
-      ["-c", "import os; os.chdir(os.getcwd()); print('started in', os.getcwd())"],
-      path.join(own, "python.log"),
-      user,
-    );
-    await child.start();
-    while (child.running()) await new Promise((r) => setTimeout(r, 20));
+      process.chdir(closed);
+      const child = supervised(
+        "python",
+        "/usr/bin/python3",
+        ["-c", "import os; os.chdir(os.getcwd()); print('started in', os.getcwd())"],
+        path.join(own, "python.log"),
+        user,
+      );
+      await child.start();
+      while (child.running()) await new Promise((r) => setTimeout(r, 20));
 
-    expect(readFileSync(child.logPath, "utf8").trim()).toBe(`started in ${own}`);
-  });
+      expect(readFileSync(child.logPath, "utf8").trim()).toBe(`started in ${own}`);
+    },
+  );
 });
