@@ -9,9 +9,10 @@
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { toJunit } from "./junit";
-import { checkOptions, runChecks } from "./run";
-import { formatRow, formatTable } from "./table";
+import { shownUrl } from "./http.js";
+import { toJunit } from "./junit.js";
+import { checkOptions, runChecks } from "./run.js";
+import { formatRow, formatTable } from "./table.js";
 import {
   CHECKS,
   FailureKind,
@@ -22,7 +23,7 @@ import {
   type Header,
   type ProfileName,
   type Report,
-} from "./types";
+} from "./types.js";
 
 const USAGE = `usage: exactly-once-check URL --data JSON [--data-alt JSON] [-H "Name: value"]...
     [--other-header "Name: value"]... [--count-url URL] [--count-scope credential|global]
@@ -46,7 +47,7 @@ const OPTIONS = `
   --fail-on any|unsafe  exit 1 for any failed check (default), or only for an unsafe one
   --json FILE           every request and answer, credentials redacted
   --redact NAME         one more header to redact in --json; repeatable
-  --no-redact           keep every header in --json
+  --no-redact           keep every header in --json (a URL's user:password is *** everywhere, always)
   --junit FILE          a JUnit report, one testcase per check
   -h, --help            this text
 
@@ -94,9 +95,9 @@ function httpUrl(text: string, what: string): string {
   try {
     u = new URL(text);
   } catch {
-    throw new UsageError(`${what} "${text}" is not a URL`);
+    throw new UsageError(`${what} "${shownUrl(text)}" is not a URL`);
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new UsageError(`${what} "${text}" is not http(s)`);
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new UsageError(`${what} "${shownUrl(text)}" is not http(s)`);
   return text;
 }
 

@@ -9,7 +9,7 @@
 import http from "node:http";
 import https from "node:https";
 import { performance } from "node:perf_hooks";
-import type { Answer, Exchange, SentRequest } from "./types";
+import type { Answer, Exchange, SentRequest } from "./types.js";
 
 /** Milliseconds since the run started, to a tenth. */
 export class Clock {
@@ -29,6 +29,16 @@ export type Prepared = {
 const flat = (headers: http.IncomingHttpHeaders): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")]));
 
+/**
+ * `url` as reports show it: userinfo (`https://user:secret@host/`) is a
+ * credential, so it becomes `***` in the table, --json and --junit whatever
+ * --no-redact says; the request itself still sends it. Text that does not
+ * parse as a URL is masked the same way.
+ */
+export function shownUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1***@");
+}
+
 function describe(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
   return [e.code, e.message].filter(Boolean).join(": ") || String(error);
@@ -39,7 +49,13 @@ export function prepare(clock: Clock, label: string, request: SentRequest, timeo
   const body = request.body === undefined ? undefined : Buffer.from(request.body);
   const headers: Record<string, string> = { ...request.headers };
   if (body) headers["content-length"] = String(body.length);
-  const exchange: Exchange = { label, request, startedAt: new Date().toISOString(), sentMs: clock.now(), answeredMs: 0 };
+  const exchange: Exchange = {
+    label,
+    request: { ...request, url: shownUrl(request.url) },
+    startedAt: new Date().toISOString(),
+    sentMs: clock.now(),
+    answeredMs: 0,
+  };
   const req = (url.protocol === "https:" ? https : http).request(url, {
     method: request.method,
     headers,

@@ -1,9 +1,9 @@
 /** exactly-once-check as a library: run the checks from a test suite and assert on the report. */
-export { runChecks, assertReachable, checkOptions, type Progress } from "./run";
-export { toJunit, xmlEscape } from "./junit";
-export { formatTable } from "./table";
-export { PROFILES, type Profile } from "./profiles";
-export { derivePayload, readCount, reordered } from "./target";
+export { runChecks, assertReachable, checkOptions, type Progress } from "./run.js";
+export { toJunit, xmlEscape } from "./junit.js";
+export { formatTable } from "./table.js";
+export { PROFILES, type Profile } from "./profiles.js";
+export { derivePayload, readCount, reordered } from "./target.js";
 export {
   CHECKS,
   FailureKind,
@@ -20,4 +20,4 @@ export {
   type Header,
   type ProfileName,
   type Report,
-} from "./types";
+} from "./types.js";

@@ -1,5 +1,5 @@
 /** JUnit XML for CI: one testsuite, one testcase per check, the evidence in the failure's text, its kind (unsafe or deviation) as the failure's type. */
-import type { CheckResult, Report } from "./types";
+import type { CheckResult, Report } from "./types.js";
 
 /** XML 1.0 text and attribute values: the five specials escaped, characters XML cannot hold replaced. */
 export function xmlEscape(text: string): string {

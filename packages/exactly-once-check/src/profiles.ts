@@ -25,7 +25,7 @@
  *   marked `Idempotent-Replayed: true`, a 5xx is never stored as final, and
  *   errors are problem+json.
  */
-import type { ProfileName } from "./types";
+import type { ProfileName } from "./types.js";
 
 export type Profile = {
   name: ProfileName;

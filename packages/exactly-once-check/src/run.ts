@@ -1,12 +1,13 @@
 /** The checks in order, each with its evidence: the function behind the CLI, for test suites. */
 import net from "node:net";
-import { burst, inFlight } from "./checks/concurrent";
-import { Probe, type Outcome } from "./checks/probe";
-import { setup } from "./checks/setup";
-import { expiry, keyFormat, mismatch, missingKey, replay, scope } from "./checks/sequential";
-import { PROFILES } from "./profiles";
-import { CountError, Target } from "./target";
-import { CHECKS, FailureKind, UsageError, Verdict, type CheckName, type CheckOptions, type CheckResult, type Report } from "./types";
+import { burst, inFlight } from "./checks/concurrent.js";
+import { Probe, type Outcome } from "./checks/probe.js";
+import { shownUrl } from "./http.js";
+import { setup } from "./checks/setup.js";
+import { expiry, keyFormat, mismatch, missingKey, replay, scope } from "./checks/sequential.js";
+import { PROFILES } from "./profiles.js";
+import { CountError, Target } from "./target.js";
+import { CHECKS, FailureKind, UsageError, Verdict, type CheckName, type CheckOptions, type CheckResult, type Report } from "./types.js";
 
 const RUN: Record<CheckName, (p: Probe) => Promise<Outcome>> = {
   replay,
@@ -75,7 +76,14 @@ export async function runChecks(options: CheckOptions, onProgress: (p: Progress)
     checks.push(result);
     onProgress({ check: name, result });
   }
-  return { target: options.url, profile: options.profile, trpc: options.trpc, startedAt, ms: Math.round(target.clock.now() - t0), checks };
+  return {
+    target: shownUrl(options.url),
+    profile: options.profile,
+    trpc: options.trpc,
+    startedAt,
+    ms: Math.round(target.clock.now() - t0),
+    checks,
+  };
 }
 
 /** Options with the CLI's defaults for what is not given. */

@@ -1,5 +1,5 @@
 /** The terminal's view of a report: one row per check, then one line of totals. Evidence is cut to a line; `--json` has it whole. */
-import type { CheckResult, Report } from "./types";
+import type { CheckResult, Report } from "./types.js";
 
 const MARK = { pass: "✓", fail: "✗", skip: "-" } as const;
 export const EVIDENCE_CHARS = 160;

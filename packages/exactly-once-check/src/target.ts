@@ -1,8 +1,8 @@
 /** The endpoint under test: how its requests are built and how its answers are read. */
 import { randomUUID } from "node:crypto";
-import { Clock, send, sendTogether } from "./http";
-import type { Profile } from "./profiles";
-import { UsageError, type Answer, type CheckOptions, type Exchange, type Header, type SentRequest } from "./types";
+import { Clock, send, sendTogether } from "./http.js";
+import type { Profile } from "./profiles.js";
+import { UsageError, type Answer, type CheckOptions, type Exchange, type Header, type SentRequest } from "./types.js";
 
 export const successful = (a: Answer | undefined): boolean => a !== undefined && a.status >= 200 && a.status < 300;
 export const sameAnswer = (a: Answer | undefined, b: Answer | undefined) =>

@@ -93,6 +93,45 @@ describe("exactly-once-check", () => {
     }
   });
 
+  it("never writes a URL's user:password: not to stdout, --json (even with --no-redact) or --junit", async () => {
+    const server = await startGalleryServer({ ttlMs: 1000 });
+    try {
+      const json = path.join(dir, "userinfo.json");
+      const junit = path.join(dir, "userinfo.xml");
+      const withUserinfo = server.url.replace("http://", "http://operator:s3cret-pw@");
+      const run = await cli([
+        withUserinfo,
+        "--data",
+        DATA,
+        "-H",
+        "Authorization: Bearer one",
+        "--burst",
+        "5",
+        "--json",
+        json,
+        "--junit",
+        junit,
+        "--no-redact",
+      ]);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const shown = server.url.replace("http://", "http://***@");
+      expect(run.stdout).toContain(shown);
+      for (const text of [run.stdout, run.stderr, readFileSync(json, "utf8"), readFileSync(junit, "utf8")]) {
+        expect(text).not.toContain("s3cret-pw");
+        expect(text).not.toContain("operator:");
+      }
+      // --no-redact still keeps the headers it was asked to keep.
+      expect(readFileSync(json, "utf8")).toContain("Bearer one");
+      expect(readFileSync(json, "utf8")).toContain(shown);
+
+      const refused = await cli(["ftp://operator:s3cret-pw@127.0.0.1/x", "--data", DATA]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr.trim()).toBe('exactly-once-check: URL "ftp://***@127.0.0.1/x" is not http(s) (--help for usage)');
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("exits 1 when a check fails, and says which in the JUnit report", async () => {
     const server = await startGalleryServer({ flaw: "no-fingerprint", ttlMs: 1000 });
     try {

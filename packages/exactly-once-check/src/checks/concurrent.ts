@@ -1,8 +1,8 @@
 /** The checks that need overlap: a burst behind a barrier, and duplicates while the first request runs. */
-import { brief, sameAnswer, successful } from "../target";
-import type { Answer, Exchange, Finding } from "../types";
-import { deviation, failed, unsafe, verdict, type Outcome, type Probe } from "./probe";
-import { countChange, firstDifference } from "./sequential";
+import { brief, sameAnswer, successful } from "../target.js";
+import type { Answer, Exchange, Finding } from "../types.js";
+import { deviation, failed, unsafe, verdict, type Outcome, type Probe } from "./probe.js";
+import { countChange, firstDifference } from "./sequential.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

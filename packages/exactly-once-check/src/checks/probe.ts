@@ -1,7 +1,7 @@
 /** What every check shares: the target, the exchanges it records, and the first request of a key taken to its final answer. */
-import type { Target } from "../target";
-import { brief, successful } from "../target";
-import { FailureKind, type Answer, type Exchange, type Finding, type Header, type SentRequest } from "../types";
+import type { Target } from "../target.js";
+import { brief, successful } from "../target.js";
+import { FailureKind, type Answer, type Exchange, type Finding, type Header, type SentRequest } from "../types.js";
 
 /** A check's own conclusion: passed (no findings) with its summary, failed with its findings, or skipped. */
 export type Outcome = { findings: Finding[]; summary: string } | { skip: string };

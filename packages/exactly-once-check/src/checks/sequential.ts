@@ -2,10 +2,10 @@
  * The checks that need no overlap: replay, mismatch, missing-key,
  * key-format, scope and expiry. Each uses keys of its own.
  */
-import { sfString } from "../profiles";
-import { brief, reordered, sameAnswer, successful } from "../target";
-import type { Answer, Finding } from "../types";
-import { deviation, failed, unsafe, verdict, type Outcome, type Probe } from "./probe";
+import { sfString } from "../profiles.js";
+import { brief, reordered, sameAnswer, successful } from "../target.js";
+import type { Answer, Finding } from "../types.js";
+import { deviation, failed, unsafe, verdict, type Outcome, type Probe } from "./probe.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -5,8 +5,8 @@
  * one is the user's to fix, not a finding about the server; checked here,
  * it cannot turn into six failed checks.
  */
-import { brief, CountError, successful, type Target } from "../target";
-import { SetupError, type Header } from "../types";
+import { brief, CountError, successful, type Target } from "../target.js";
+import { SetupError, type Header } from "../types.js";
 
 /** Fresh keys tried when the server answers 5xx: a blip is not the user's setup. */
 const ATTEMPTS = 3;
