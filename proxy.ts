@@ -17,7 +17,8 @@ import { env } from "./server/env";
 import { databaseUnavailableProblem, DomainError, problemBody, publicProblem } from "./server/errors";
 import { problemResponse } from "./server/rest/respond";
 
-const PASS_THROUGH = new Set(["/api/health", "/api/metrics"]);
+/** Paths that answer without the database (still behind the Host gate): `/_next/image` optimises the app's own images. */
+const PASS_THROUGH = new Set(["/api/health", "/api/metrics", "/_next/image"]);
 
 export function proxy(request: NextRequest) {
   if (!hostAllowed(request.headers.get("host"), env.ALLOWED_HOSTS)) {
@@ -34,6 +35,7 @@ export function proxy(request: NextRequest) {
 }
 
 export const config = {
-  // Static files need no database.
-  matcher: ["/((?!_next/static|_next/image|favicon.ico).*)"],
+  // Built static files are the same for every Host and need no database; everything else,
+  // /_next/image included (it fetches the app's own URLs for the caller), passes the Host gate.
+  matcher: ["/((?!_next/static/).*)"],
 };

@@ -7,12 +7,18 @@
  * Pure: each caller passes its own configured names.
  */
 
-/** The name in a Host header, lowercased, without its port (IPv6 keeps its brackets). */
-function hostName(host: string): string {
-  const value = host.trim().toLowerCase();
-  if (value.startsWith("[")) return value.slice(0, value.indexOf("]") + 1);
-  const colon = value.lastIndexOf(":");
-  return colon === -1 ? value : value.slice(0, colon);
+/**
+ * The name in a Host header, lowercased, without its port (IPv6 keeps its
+ * brackets); undefined unless the whole value is one host and an optional
+ * port (RFC 9110 §7.2): a value that only starts like a loopback name
+ * (`[::1]evil`, `127.0.0.1:3000 evil`, `localhost:3000,evil`) names nothing.
+ */
+function hostName(host: string): string | undefined {
+  const match = /^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?)(?::(\d{1,5}))?$/.exec(host.trim().toLowerCase());
+  if (!match) return undefined;
+  const port = match[2];
+  if (port !== undefined && Number(port) > 65535) return undefined;
+  return match[1]!.replace(/\.$/, "");
 }
 
 const isLoopbackName = (name: string) =>
@@ -26,5 +32,5 @@ const isLoopbackName = (name: string) =>
 export function hostAllowed(host: string | null | undefined, allowed: readonly string[]): boolean {
   if (host === null || host === undefined) return true;
   const name = hostName(host);
-  return isLoopbackName(name) || allowed.includes(name);
+  return name !== undefined && (isLoopbackName(name) || allowed.includes(name));
 }
