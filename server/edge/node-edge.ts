@@ -35,6 +35,12 @@
  * only from a caller TRUST_TRACEPARENT names: Next.js continues whatever
  * trace a request carries, so a field that is not believed is removed here,
  * before it could force a recording or name the trace on a key.
+ *
+ * A client that stops sending a request body (an aborted upload) makes the
+ * request emit `Error: aborted`; Next.js buffers bodies for the proxy and
+ * rethrows that error, which it logs with its stack as if the server had
+ * failed. The edge logs one debug line per aborted body instead, and
+ * Next.js's report of that very error object is dropped (quietAbortReports).
  */
 import http from "node:http";
 import type { Duplex } from "node:stream";
@@ -166,6 +172,38 @@ export function resolveClient(
   return { client: chain[i]!, viaTrustedProxy: trusted(peer) };
 }
 
+/** The errors of request bodies their clients aborted, each logged once by the edge. */
+const abortedBodies = new WeakSet<Error>();
+
+/** Notes a request whose client stops sending its body: one debug line, no error. */
+function watchAbort(req: http.IncomingMessage): void {
+  req.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "ECONNRESET" || error.message !== "aborted") return;
+    abortedBodies.add(error);
+    const path = (req.url ?? "/").split("?", 1)[0]!;
+    logger.debug({ method: req.method, path: path.slice(0, LOGGED_PATH_CHARS) }, "the client stopped sending the request body");
+  });
+}
+
+let abortReportsQuiet = false;
+
+/**
+ * Next.js reports errors through console.error (the error alone, or after
+ * its `⨯` prefix); a report whose error is an aborted body the edge already
+ * logged is dropped, every other report passes untouched.
+ */
+function quietAbortReports(): void {
+  if (abortReportsQuiet) return;
+  abortReportsQuiet = true;
+  /* eslint-disable no-console -- not a log of the app's: Next.js's own error reports, passed on or dropped */
+  const report = console.error.bind(console);
+  console.error = (...args: unknown[]) => {
+    if (args.some((arg) => arg instanceof Error && abortedBodies.has(arg))) return;
+    report(...args);
+  };
+  /* eslint-enable no-console */
+}
+
 /** Who is believed about what: TRUST_PROXY about the client and host, TRUST_TRACEPARENT about the trace. */
 export type EdgeTrust = { proxy: TrustProxy; traceCallers: TraceCallers };
 
@@ -197,6 +235,7 @@ class EdgeServer extends http.Server {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
       if (refusedMethod(req, res) || refusedPath(req, res) || refusedKeyFields(req, res)) return true;
       normalise(req, this.trust);
+      watchAbort(req);
     }
     if (event === "clientError" && refusedUnknownMethod(args[0] as NodeJS.ErrnoException, args[1] as Duplex)) return true;
     return super.emit(event, ...args);
@@ -210,5 +249,6 @@ class EdgeServer extends http.Server {
  * owns the socket and hands Next.js what passed.
  */
 export function createEdgeServer(trust: EdgeTrust, handle: http.RequestListener): http.Server {
+  quietAbortReports();
   return new EdgeServer(trust).on("request", handle);
 }
