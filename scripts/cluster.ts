@@ -226,7 +226,8 @@ async function main(): Promise<void> {
           ...ha.nodes.map(
             (n) => `  node ${n.name}      PostgreSQL 15 on 127.0.0.1:${n.pgPort}, Patroni REST on http://127.0.0.1:${n.restPort}/`,
           ),
-          `  etcd           ${ha.etcdUrl} (one member)`,
+          `  etcd           ${ha.etcdUrl} (one member, authentication on: user root)`,
+          `  passwords      ${shortPath(ha.credentialsPath)} (postgres and replicator by SCRAM, etcd's root; mode 0600)`,
           `  Patroni        ${ha.synchronous() ? "synchronous_mode" : "asynchronous replication"}, ttl ${HA_TIMINGS.ttl} s, loop_wait ${HA_TIMINGS.loop_wait} s, retry_timeout ${HA_TIMINGS.retry_timeout} s; patronictl -c ${shortPath(ha.nodes[0]!.configPath)} list`,
         ]
       : [`PostgreSQL       ${new URL(primaryUrl).host} (${embedded ? `embedded, ${embedded.dir}` : "DATABASE_URL"})`]),

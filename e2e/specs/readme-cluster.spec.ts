@@ -12,7 +12,8 @@
  * side), where `patronictl` must list a leader and a synchronous standby.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import { request } from "node:http";
 import path from "node:path";
 import { createServer } from "node:net";
 import { expect, test } from "@playwright/test";
@@ -269,12 +270,63 @@ test.describe("with --ha", () => {
         });
         expect(res.status, `${method} ${where}`).toBe(401);
       }
+      // The passwords the banner names, made with this HA database (0600).
+      const credentialsPath = log().match(/passwords +(\S+) /)?.[1];
+      expect(credentialsPath, log()).toBeDefined();
+      const file = path.resolve(root, credentialsPath!);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const credentials = JSON.parse(readFileSync(file, "utf8")) as { postgres: string; etcdRoot: string };
+
+      // No port of the HA database lets a password-less postgres in (no trust line): HAProxy's two routes, each node, PgBouncer.
+      for (const p of [haPort, haPort + 1, haPort + 2, haPort + 3, poolerPort]) {
+        const open = postgres(`postgres://postgres@127.0.0.1:${p}/postgres`, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+        await expect(open`select 1`, `port ${p}`).rejects.toThrow();
+        await open.end({ timeout: 1 });
+      }
+
+      // etcd: nothing for a client without the root password, a foreign Host, or another origin's preflight.
+      const etcd = `http://127.0.0.1:${haPort + 6}`;
+      const range = (headers: Record<string, string>) =>
+        fetch(`${etcd}/v3/kv/range`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ key: btoa("/service/"), range_end: btoa("/service0") }),
+        });
+      const anonymous = await range({ "content-type": "text/plain" });
+      expect(await anonymous.text()).toMatch(/user name is empty/);
+      expect(anonymous.ok).toBe(false);
+      // fetch cannot send another Host: node:http can.
+      const rebound = await new Promise<number | undefined>((resolve, reject) =>
+        request(`${etcd}/v3/kv/range`, { method: "POST", headers: { host: `rebind.attacker.example:${haPort + 6}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        })
+          .on("error", reject)
+          .end("{}"),
+      );
+      expect(rebound).toBe(421);
+      const preflight = await fetch(`${etcd}/v3/kv/range`, {
+        method: "OPTIONS",
+        headers: { origin: "http://attacker.example", "access-control-request-method": "POST" },
+      });
+      expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
+      const token = (
+        (await (
+          await fetch(`${etcd}/v3/auth/authenticate`, {
+            method: "POST",
+            body: JSON.stringify({ name: "root", password: credentials.etcdRoot }),
+          })
+        ).json()) as { token: string }
+      ).token;
+      const keys = (await (await range({ authorization: token })).json()) as { count?: string };
+      expect(Number(keys.count), "Patroni's keys, read with the root password").toBeGreaterThan(0);
+
       // HAProxy's two routes: the primary, and the standby the admin's overview reads (DATABASE_REPLICA_URL).
       for (const [route, recovering] of [
         [haPort, false],
         [haPort + 1, true],
       ] as const) {
-        const sql = postgres(`postgres://postgres@127.0.0.1:${route}/postgres`, { max: 1, onnotice: () => {} });
+        const sql = postgres(`postgres://postgres:${credentials.postgres}@127.0.0.1:${route}/postgres`, { max: 1, onnotice: () => {} });
         const [row] = await sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
         await sql.end({ timeout: 5 });
         expect(row!.standby, `port ${route}`).toBe(recovering);

@@ -18,7 +18,13 @@
  * machine's PostgreSQL 15 (`/usr/lib/postgresql/15/bin`). As root, Patroni,
  * its PostgreSQL and etcd run as the `postgres` user, in a directory it can
  * reach (the caller's `runDir`: the project cache then). Everything listens
- * on 127.0.0.1 and trusts loopback, like the embedded database.
+ * on 127.0.0.1 only, and nothing trusts loopback: any local user could be
+ * `postgres` otherwise, and a web page could reach etcd. The passwords are
+ * made with the cluster and kept in `credentials.json` (0600) beside it, as
+ * the embedded database keeps its own: PostgreSQL's `postgres` and
+ * `replicator` log in with SCRAM (`pg_hba` has no trust line), and etcd
+ * runs with authentication (its `root` user, handed to Patroni), a Host
+ * allow-list (a rebinding page's name is a 421) and no CORS.
  *
  * A node's "machine" is its Patroni and its PostgreSQL together: `lose()`
  * SIGKILLs both at once, as a dead host would; `start()` brings the node back
@@ -97,12 +103,18 @@ export type HaNode = {
   start: () => Promise<void>;
 };
 
+/** The passwords of an HA database, made with it; `credentials.json` in its directory holds them. */
+export type HaCredentials = { postgres: string; replicator: string; etcdRoot: string };
+
 export type HaDatabase = {
-  /** Through HAProxy to whichever node leads: what PgBouncer and the migrations use. */
+  /** Through HAProxy to whichever node leads, as `postgres` with its password: what PgBouncer and the migrations use. */
   url: string;
   replicaUrl: string;
   nodes: HaNode[];
   etcdUrl: string;
+  /** The file that holds the passwords (mode 0600). */
+  credentialsPath: string;
+  credentials: HaCredentials;
   /** Whether commits wait for the standby now (`setSynchronous` changes it). */
   synchronous: () => boolean;
   /** Switches Patroni's synchronous_mode (in etcd, for the whole cluster) and waits until the cluster runs so. */
@@ -136,11 +148,12 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
       );
   }
   makeOwnedDir(runDir, runAs, 0o700);
+  const { credentials, credentialsPath } = haCredentials(runDir, options.ports.nodes.length);
   const stops: (() => Promise<void>)[] = [];
   const etcd = supervised("etcd", ETCD_BIN, etcdArgs(options.ports, path.join(runDir, "etcd")), path.join(runDir, "etcd.log"), runAs);
   // Patroni's unsafe REST calls (failover, restart, configuration) need this, new at every start; reads stay open for HAProxy's checks.
   const rest: RestCredentials = { username: "patroni", password: randomBytes(18).toString("base64url") };
-  const nodes = options.ports.nodes.map((ports, i) => node(`pg${i + 1}`, ports, runDir, options, runAs, rest));
+  const nodes = options.ports.nodes.map((ports, i) => node(`pg${i + 1}`, ports, runDir, options, runAs, rest, credentials));
   // An owner that ends without stopping (an uncaught error, a signal during start-up) leaves nothing behind.
   // Patroni detaches its PostgreSQL (so it outlives a Patroni crash), hence each node's `lose`, which takes both.
   const onExit = () => {
@@ -158,7 +171,8 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
     stops.push(etcd.stop);
     await etcd.start();
     await waitFor(`etcd on ${etcdUrl}`, etcd, async () => (await get(`${etcdUrl}/health`))?.status === 200);
-    log(`etcd on 127.0.0.1:${options.ports.etcd}`);
+    await enableEtcdAuth(etcdUrl, credentials.etcdRoot);
+    log(`etcd on 127.0.0.1:${options.ports.etcd}, with authentication`);
 
     stops.push(async () => {
       // The standbys first: a primary that stops first would be replaced by a promotion nobody needs.
@@ -179,10 +193,12 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
     stops.push(proxy.stop);
     let synchronous = options.synchronous;
     const ha: HaDatabase = {
-      url: `postgres://postgres@127.0.0.1:${options.ports.primary}/postgres`,
-      replicaUrl: `postgres://postgres@127.0.0.1:${options.ports.replica}/postgres`,
+      url: `postgres://postgres:${credentials.postgres}@127.0.0.1:${options.ports.primary}/postgres`,
+      replicaUrl: `postgres://postgres:${credentials.postgres}@127.0.0.1:${options.ports.replica}/postgres`,
       nodes,
       etcdUrl,
+      credentialsPath,
+      credentials,
       synchronous: () => synchronous,
       setSynchronous: async (on) => {
         await patchConfig(nodes, rest, { synchronous_mode: on });
@@ -204,6 +220,59 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
   }
 }
 
+const CREDENTIALS_FILE = "credentials.json";
+
+/**
+ * The passwords of the HA database in `runDir`: made with it (a directory
+ * with no node or etcd data yet) and written 0600, never over a file that
+ * exists; read back when it is kept. A kept directory without the file was
+ * made by a version that trusted loopback: it is refused in one line rather
+ * than run open.
+ */
+function haCredentials(runDir: string, nodeCount: number): { credentials: HaCredentials; credentialsPath: string } {
+  const credentialsPath = path.join(runDir, CREDENTIALS_FILE);
+  if (existsSync(credentialsPath)) {
+    const kept = JSON.parse(readFileSync(credentialsPath, "utf8")) as Partial<HaCredentials>;
+    if (!kept.postgres || !kept.replicator || !kept.etcdRoot)
+      throw new ClusterSetupError(`${credentialsPath} lacks a password: remove ${runDir} to make a new HA database.`);
+    return { credentials: kept as HaCredentials, credentialsPath };
+  }
+  const made = [path.join(runDir, "etcd"), ...Array.from({ length: nodeCount }, (_, i) => path.join(runDir, `pg${i + 1}`, "data"))];
+  if (made.some((dir) => existsSync(dir)))
+    throw new ClusterSetupError(
+      `The HA database in ${runDir} has data but no ${CREDENTIALS_FILE} (a version that trusted loopback made it, or the file was removed): remove ${runDir} to make a new one.`,
+    );
+  const secret = () => randomBytes(24).toString("hex");
+  const credentials: HaCredentials = { postgres: secret(), replicator: secret(), etcdRoot: secret() };
+  writeFileSync(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600, flag: "wx" });
+  return { credentials, credentialsPath };
+}
+
+/**
+ * etcd's `root` user with `password`, and authentication on, through etcd's
+ * HTTP gateway; a kept etcd that takes the password has it on already.
+ */
+async function enableEtcdAuth(etcdUrl: string, password: string): Promise<void> {
+  const call = async (route: string, body: unknown) => {
+    const res = await fetch(`${etcdUrl}/v3/auth/${route}`, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+      signal: AbortSignal.timeout(5000),
+    });
+    return { ok: res.ok, text: await res.text() };
+  };
+  if ((await call("authenticate", { name: "root", password })).ok) return;
+  for (const [route, body] of [
+    ["user/add", { name: "root", password }],
+    ["user/grant", { user: "root", role: "root" }],
+    ["enable", {}],
+  ] as const) {
+    const answer = await call(route, body);
+    if (!answer.ok) throw new ClusterSetupError(`etcd on ${etcdUrl} refused auth/${route}: ${answer.text.slice(0, 200)}`);
+  }
+}
+
 function etcdArgs(ports: HaPorts, dataDir: string): string[] {
   const peer = `http://127.0.0.1:${ports.etcdPeer}`;
   const client = `http://127.0.0.1:${ports.etcd}`;
@@ -215,6 +284,10 @@ function etcdArgs(ports: HaPorts, dataDir: string): string[] {
     `--listen-peer-urls=${peer}`,
     `--initial-advertise-peer-urls=${peer}`,
     `--initial-cluster=eo=${peer}`,
+    // A page that rebinds its own name to 127.0.0.1 still sends that name: 421. Only etcd's own origin is allowed
+    // cross-origin (etcd 3.4 allows any origin by default), so no page elsewhere reads an answer or gets a preflight through.
+    "--host-whitelist=127.0.0.1,localhost",
+    `--cors=${client}`,
     "--log-level=warn",
   ];
 }
@@ -229,8 +302,9 @@ function patroniConfig(
   dir: string,
   synchronous: boolean,
   rest: RestCredentials,
+  passwords: HaCredentials,
 ): string {
-  const credentials = { username: "postgres", password: "postgres" };
+  const superuser = { username: "postgres", password: passwords.postgres };
   return JSON.stringify(
     {
       scope: SCOPE,
@@ -239,7 +313,7 @@ function patroniConfig(
       log: { level: "INFO" },
       // Loopback only, and a page in a browser that posts to it gets nothing done: unsafe methods need the credentials.
       restapi: { listen: `127.0.0.1:${ports.rest}`, connect_address: `127.0.0.1:${ports.rest}`, authentication: rest },
-      etcd3: { hosts: `127.0.0.1:${etcdPort}` },
+      etcd3: { hosts: `127.0.0.1:${etcdPort}`, username: "root", password: passwords.etcdRoot },
       bootstrap: {
         dcs: {
           ...HA_TIMINGS,
@@ -255,9 +329,13 @@ function patroniConfig(
         data_dir: path.join(dir, "data"),
         bin_dir: PG15_BIN_DIR,
         pgpass: path.join(dir, "pgpass"),
-        // Loopback only, trusted, like the embedded database; replication too (the standby and pg_rewind log in as postgres).
-        pg_hba: ["host replication postgres 127.0.0.1/32 trust", "host all all 127.0.0.1/32 trust"],
-        authentication: { superuser: credentials, replication: credentials, rewind: credentials },
+        // Loopback only, and a password for everyone (SCRAM): replication as replicator, pg_rewind as postgres.
+        pg_hba: ["host replication replicator 127.0.0.1/32 scram-sha-256", "host all all 127.0.0.1/32 scram-sha-256"],
+        authentication: {
+          superuser,
+          replication: { username: "replicator", password: passwords.replicator },
+          rewind: superuser,
+        },
         // No Unix socket: Patroni talks to its PostgreSQL over TCP, and nothing is left in a shared directory.
         parameters: { unix_socket_directories: "" },
       },
@@ -274,11 +352,14 @@ function node(
   options: HaOptions,
   runAs: ReturnType<typeof postgresUser>,
   credentials: RestCredentials,
+  passwords: HaCredentials,
 ) {
   const dir = path.join(runDir, name);
   makeOwnedDir(dir, runAs, 0o700);
   const configPath = path.join(dir, "patroni.yml");
-  writeFileSync(configPath, patroniConfig(name, ports, options.ports.etcd, dir, options.synchronous, credentials), { mode: 0o600 });
+  writeFileSync(configPath, patroniConfig(name, ports, options.ports.etcd, dir, options.synchronous, credentials, passwords), {
+    mode: 0o600,
+  });
   if (runAs) chownSync(configPath, runAs.uid, runAs.gid);
   const patroni = supervised(`Patroni ${name}`, PATRONI_BIN, [configPath], path.join(dir, "patroni.log"), runAs);
   const rest = `http://127.0.0.1:${ports.rest}`;
