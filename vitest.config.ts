@@ -5,7 +5,8 @@ export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
     include: ["**/*.test.ts"],
-    exclude: ["node_modules/**", "e2e/**", ".next/**", ".data/**", "examples/**"],
+    // packages/trpc has a suite of its own on its own database: npm test -w @exactly-once/trpc (npm run test:package).
+    exclude: ["node_modules/**", "e2e/**", ".next/**", ".data/**", "examples/**", "packages/trpc/**"],
     globalSetup: ["tests/global-setup.ts"],
     setupFiles: ["tests/setup.ts"],
     pool: "forks",

@@ -7,10 +7,10 @@
  */
 import postgres from "postgres";
 import { afterAll, expect, inject, it, vi } from "vitest";
-import { migrate, pendingMigrations } from "./migrate.js";
+import { migrate, pendingMigrations } from "../src/migrate.js";
 
 const schema = `quiet_${Math.random().toString(36).slice(2, 10)}`;
-const sql = postgres(inject("directDatabaseUrl"), { max: 1 });
+const sql = postgres(inject("packageDatabaseUrl"), { max: 1 });
 
 afterAll(async () => {
   // One connection (max 1): the setting holds for the drop, whose "drop cascades to" notice is no news either.
