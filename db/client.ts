@@ -60,15 +60,25 @@ export type OpenOptions = { max?: number; pooled?: boolean; beginWith?: string; 
  */
 export const reconnectBackoff = (attempt: number) => Math.min(0.05 * 2 ** attempt, 1);
 
+/**
+ * How a pool talks to a transaction-mode pooler (PgBouncer). It hands each
+ * transaction whichever server connection is free, where a statement prepared
+ * by another one does not exist. And it hands the server back to its pool at
+ * the end of each statement outside a transaction: postgres-js 4.2 writes a
+ * statement to be described right behind one in flight, whose answer then
+ * goes to another client or never comes (defect 1 of
+ * packages/trpc/docs/DRIVERS.md). At 1, nothing waits behind a statement in
+ * flight on a connection; a transaction's statements still go out together.
+ */
+export const POOLED_DRIVER_OPTIONS = { prepare: false, max_pipeline: 1 } as const;
+
 /** Opens the pool for `url` once; later calls return the same pool. */
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (holder.__eoDatabase) return holder.__eoDatabase;
   const client = postgres(url, {
     max: options.max ?? 20,
     onnotice: () => {},
-    // A transaction pooler hands each transaction whichever server connection
-    // is free, where a statement prepared by another one does not exist.
-    prepare: !options.pooled,
+    ...(options.pooled ? POOLED_DRIVER_OPTIONS : {}),
     ...(options.connection ? { connection: options.connection } : {}),
     // A connection to a database that went away is retried on the next query,
     // with at most this long spent on each attempt to connect.
@@ -87,7 +97,7 @@ function withHolds(sql: Sql, db: Db, url: string, beginWith: string | undefined)
   const schemaConfig = { fullSchema: db._.fullSchema, schema: db._.schema!, tableNamesMap: db._.tableNamesMap };
   // A held connection answers queries as the pool does; Drizzle's session asks for the pool's type.
   const drizzleOn = (connection: ReservedSql | TransactionSql): Db =>
-    new PostgresJsDatabase(dialect, new PostgresJsSession(connection as Sql, dialect, schemaConfig), schemaConfig);
+    new PostgresJsDatabase(dialect, new PostgresJsSession(connection as unknown as Sql, dialect, schemaConfig), schemaConfig);
   const begin = async <T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> => {
     let holding = false;
     try {

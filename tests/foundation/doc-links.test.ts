@@ -28,7 +28,6 @@ const documents = (): string[] => {
     ...readmes("examples"),
     "bench/README.md",
     "server/psp/README.md",
-    "patches/README.md",
   ];
 };
 

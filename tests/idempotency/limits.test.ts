@@ -100,7 +100,7 @@ function procedureOn(sql: Sql, limits: TransactionLimits) {
   return { call, opening, parked };
 }
 
-const show = async (sql: Sql, setting: string) => (await sql.unsafe(`show ${setting}`))[0]![setting] as string;
+const show = async (sql: Pick<Sql, "unsafe">, setting: string) => (await sql.unsafe(`show ${setting}`))[0]![setting] as string;
 
 describe("the limits of a key transaction", () => {
   it("a pool opened with connectionLimits carries them on every connection, and its key transactions open with BEGIN alone", async () => {

@@ -3,9 +3,7 @@
 # publint, Are the Types Wrong (ESM-only on purpose: the esm-only profile
 # leaves out CommonJS `require`, which this package does not offer), and the
 # file list: built output, the SQL migrations, README, CHANGELOG, LICENSE,
-# docs/DRIVERS.md and the postgres-js patch it tells adopters to apply (copied
-# from the repository's patches/ at prepack), nothing else (no test, fixture,
-# source or app file).
+# docs/DRIVERS.md, nothing else (no test, fixture, source or app file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(mktemp -d)"
@@ -15,7 +13,7 @@ npm pack --pack-destination "$out" >/dev/null
 tarball="$(ls "$out"/*.tgz)"
 
 tar -tzf "$tarball" | sed 's#^package/##' | sort > "$out/files"
-allowed='^(package\.json|README\.md|CHANGELOG\.md|LICENSE|docs/DRIVERS\.md|patches/postgres\+[0-9.]+\.patch|migrations/[0-9]{4}_[a-z_]+\.sql|dist/([a-z-]+/)?[a-z-]+\.(js|d\.ts))$'
+allowed='^(package\.json|README\.md|CHANGELOG\.md|LICENSE|docs/DRIVERS\.md|migrations/[0-9]{4}_[a-z_]+\.sql|dist/([a-z-]+/)?[a-z-]+\.(js|d\.ts))$'
 unexpected="$(grep -vE "$allowed" "$out/files" || true)"
 tests="$(grep -Ei '(^|/)(test|tests|fixtures?|__tests__)/|\.(test|spec)\.|fixture' "$out/files" || true)"
 if [ -n "$unexpected$tests" ]; then
@@ -27,13 +25,13 @@ if ! grep -qx LICENSE "$out/files"; then
   echo "FAIL: the tarball has no LICENSE: nobody may use a package without one" >&2
   exit 1
 fi
-for doc in docs/DRIVERS.md patches/postgres+3.4.9.patch; do
+for doc in docs/DRIVERS.md; do
   if ! grep -qxF "$doc" "$out/files"; then
     echo "FAIL: the tarball has no $doc: the README sends adopters to it" >&2
     exit 1
   fi
 done
-echo "tarball: $(wc -l < "$out/files") files, only built output, migrations, docs, the driver patch and the license"
+echo "tarball: $(wc -l < "$out/files") files, only built output, migrations, docs and the license"
 
 npx --no-install publint run "$tarball" --strict
 npx --no-install attw "$tarball" --profile esm-only --no-emoji --no-color

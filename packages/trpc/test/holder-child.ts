@@ -11,7 +11,7 @@ import { hooks, post, serve, type Flavour, type Point } from "./harness.js";
 
 const [url, leaseMs, procedure, key, point] = process.argv.slice(2) as [string, string, Flavour, string, Point];
 // The driver the suite runs on: an unpatched release of the matrix (POSTGRES_DRIVER_ENTRY), or the one node_modules has.
-const { default: postgres } = (await import(process.env.POSTGRES_DRIVER_ENTRY ?? "postgres")) as { default: typeof import("postgres") };
+const { default: postgres } = (await import(process.env.POSTGRES_DRIVER_ENTRY ?? "postgres")) as typeof import("postgres");
 const sql = postgres(url, { max: 5, onnotice: () => {} });
 const app = await serve(sql, { leaseMs: Number(leaseMs) });
 hooks.set(key, (at) => {
