@@ -2,6 +2,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { problemPage, PROBLEMS, problemTitle, problemType, type ProblemSlug } from "@/server/problems";
+import { MarkdownText } from "../_components/markdown-text";
 
 export const metadata: Metadata = { title: "Problem types" };
 
@@ -36,7 +37,9 @@ export default function ProblemTypesPage() {
                 <td>
                   {PROBLEMS[slug].status} {problemTitle(slug)}
                 </td>
-                <td>{PROBLEMS[slug].about}</td>
+                <td>
+                  <MarkdownText text={PROBLEMS[slug].about} inline />
+                </td>
               </tr>
             ))}
           </tbody>
