@@ -18,7 +18,8 @@ export default function ProblemTypesPage() {
         </p>
       </section>
       <section className="card">
-        <table>
+        {/* Read one type at a time: on a phone each row is a card (globals.css, `.cards`). */}
+        <table className="cards">
           <thead>
             <tr>
               <th scope="col">type</th>
@@ -34,7 +35,7 @@ export default function ProblemTypesPage() {
                     <code>{problemType(slug)}</code>
                   </Link>
                 </td>
-                <td>
+                <td data-label="Status">
                   {PROBLEMS[slug].status} {problemTitle(slug)}
                 </td>
                 <td>
