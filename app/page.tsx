@@ -45,7 +45,8 @@ export default async function HomePage() {
       <section aria-labelledby="catalog-heading">
         <h2 id="catalog-heading">The demo catalog</h2>
         <p className="muted">Read through tRPC from PostgreSQL; every tenant starts with it.</p>
-        <table className="table">
+        {/* A product at a time on a phone: each row a card (globals.css, `.cards`). */}
+        <table className="table cards">
           <thead>
             <tr>
               <th scope="col">Product</th>
@@ -62,10 +63,10 @@ export default async function HomePage() {
                   <div className="product-name">{p.name}</div>
                   <div className="muted small">{p.description}</div>
                 </td>
-                <td>
+                <td data-label="SKU">
                   <code>{p.sku}</code>
                 </td>
-                <td className="num">
+                <td className="num" data-label="Price">
                   {p.price} {p.currency}
                 </td>
               </tr>

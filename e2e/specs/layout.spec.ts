@@ -1,8 +1,8 @@
 /**
  * The pages at the widths people demo them on: the keys table fits its card
  * at 1280 and 1920 px, the checkout passes axe, and — with
- * UPDATE_SCREENSHOTS=1 — the README's screenshots are taken here, at 1280 px,
- * from the real pages (`e2e/screenshots/`).
+ * UPDATE_SCREENSHOTS=1 — the README's screenshots are taken here, at 1280 px
+ * (the checkout also at a phone's 390), from the real pages (`e2e/screenshots/`).
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
@@ -13,13 +13,15 @@ import { CheckoutPage } from "../pages/checkout-page";
 import { LAB_SCENARIOS } from "../../server/lab/scenarios";
 import { LabPage } from "../pages/lab-page";
 import { expectNoAxeViolations } from "../support/axe";
+import { PHONE } from "../support/fit";
 import { chargedButUnrecorded } from "../support/lab-crash";
 
 test.use({ viewport: { width: 1280, height: 900 } });
 
 const SCREENSHOTS = path.join(import.meta.dirname, "..", "screenshots");
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+/** The whole page, or with `fullPage: false` the screen as it stands (a phone's page is too long to read in a README). */
+async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<void> {
+  if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage });
 }
 
 test("the keys table fits its card at 1280 and 1920 px, with long keys; one key reads “1 key”", async ({ page, api, tenant }) => {
@@ -64,6 +66,20 @@ test("the checkout has no accessibility violations", async ({ page }) => {
   await expect(checkout.key).toBeVisible();
   await expectNoAxeViolations(page);
   await screenshot(page, "checkout");
+});
+
+test("screenshot of the checkout on a phone: the cart as cards, the key wrapping", async ({ page }) => {
+  test.skip(process.env.UPDATE_SCREENSHOTS !== "1", "only when the README's screenshots are being updated");
+  await page.setViewportSize(PHONE);
+  const checkout = new CheckoutPage(page);
+  await checkout.goto();
+  await checkout.add("Sticker pack");
+  await checkout.add("Mug “Exactly once”");
+  await expect(checkout.key).toBeVisible();
+  await expect(checkout.payButton).toHaveText(/^Pay \d/);
+  // One screen from the cart down: the cards, the form and the key, as a shopper sees them after adding.
+  await page.getByRole("heading", { name: "Cart" }).evaluate((h) => h.scrollIntoView({ block: "start" }));
+  await screenshot(page, "checkout-phone", { fullPage: false });
 });
 
 test("screenshots of the lab, every scenario: a protected run next to the unprotected twin", async ({ page }) => {

@@ -29,7 +29,8 @@ export function AuditLog({ tenantId, keyName }: { tenantId?: string; keyName?: s
       {entries.length === 0 ? (
         <p className="muted">{log.isPending ? "Loading…" : "No admin actions yet."}</p>
       ) : (
-        <table className="table audit-table">
+        // Each entry is read whole (who did what, when, with what result): on a phone a card per entry (globals.css, `.cards`).
+        <table className="table audit-table cards">
           <thead>
             <tr>
               <th scope="col">When</th>
@@ -47,12 +48,14 @@ export function AuditLog({ tenantId, keyName }: { tenantId?: string; keyName?: s
                   <time dateTime={e.at}>{utc(e.at)}</time>
                 </td>
                 <td>{ACTION_LABELS[e.action] ?? e.action}</td>
-                <td className="mono wrap">
+                <td className="mono wrap" data-label="On">
                   {e.key && e.tenantId ? <a href={keyHref(e.tenantId, e.key)}>{e.key}</a> : (e.tenantId ?? "all tenants")}
                 </td>
-                <td>{summarize(e.detail)}</td>
-                <td>{e.operator ?? "—"}</td>
-                <td className="mono small">{e.sessionId}</td>
+                <td data-label="Result">{summarize(e.detail)}</td>
+                <td data-label="Operator">{e.operator ?? "—"}</td>
+                <td className="mono small" data-label="Session">
+                  {e.sessionId}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -59,11 +59,16 @@ export function KeyDetailView({
         <p className="muted small">
           The canonical text the request hash is the SHA-256 of: the procedure path, a newline, the canonical JSON of the input.
         </p>
-        <pre data-testid="canonical-request">{k.request}</pre>
+        {/* Focusable, as the docs' examples are: on a phone a long request scrolls sideways, and a keyboard must reach it. */}
+        <pre data-testid="canonical-request" tabIndex={0}>
+          {k.request}
+        </pre>
       </section>
       <section aria-labelledby="response-heading">
         <h2 id="response-heading">Stored response</h2>
-        <pre data-testid="stored-response">{pretty(k.responseBody)}</pre>
+        <pre data-testid="stored-response" tabIndex={0}>
+          {pretty(k.responseBody)}
+        </pre>
       </section>
       <section aria-labelledby="timeline-heading">
         <h2 id="timeline-heading">Timeline</h2>
@@ -71,7 +76,7 @@ export function KeyDetailView({
       </section>
       <section aria-labelledby="ledger-heading">
         <h2 id="ledger-heading">Ledger entries</h2>
-        <LedgerEntries entries={ledger} />
+        <LedgerEntries entries={ledger} labelledBy="ledger-heading" />
       </section>
       <section aria-labelledby="charges-heading">
         <h2 id="charges-heading">Provider charges</h2>

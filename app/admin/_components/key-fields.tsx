@@ -36,7 +36,16 @@ export function KeyFields({ k, completerOn }: { k: KeyDetail; completerOn: boole
     ["Lease", leaseLabel(k)],
     ["Fence (claim generation)", String(k.fence)],
     ["Recovery point", <code key="rp">{k.recoveryPoint}</code>],
-    ["Recovery data", k.recoveryData ? <pre key="rd">{pretty(k.recoveryData)}</pre> : "—"],
+    [
+      "Recovery data",
+      k.recoveryData ? (
+        <pre key="rd" tabIndex={0}>
+          {pretty(k.recoveryData)}
+        </pre>
+      ) : (
+        "—"
+      ),
+    ],
     ["Stored status", k.responseStatus === null ? "— (no result yet)" : String(k.responseStatus)],
     ["Created", utc(k.createdAt)],
     ["Updated", utc(k.updatedAt)],

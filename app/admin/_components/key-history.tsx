@@ -1,6 +1,7 @@
 /** A key's timeline and what it caused: its events, the ledger entries tagged with it, the provider charges made under it. */
 import type { CausedLedgerEntry, CausedPayment, TimelineEvent } from "@/server/admin/get.handler";
 import { utc } from "./format";
+import { TableScroll } from "./table-scroll";
 
 const EVENT_LABELS: Record<string, string> = {
   claimed: "Claimed",
@@ -67,44 +68,51 @@ export function Timeline({ events }: { events: TimelineEvent[] }) {
   );
 }
 
-export function LedgerEntries({ entries }: { entries: CausedLedgerEntry[] }) {
+/**
+ * Debits and credits are read against each other down the columns, so on a phone the table keeps its
+ * shape and scrolls in its box, the entry's id held in view. `labelledBy`: the id of its section's heading.
+ */
+export function LedgerEntries({ entries, labelledBy }: { entries: CausedLedgerEntry[]; labelledBy: string }) {
   if (entries.length === 0) return <p className="muted">No ledger entries carry this key.</p>;
   return (
-    <table className="table">
-      <thead>
-        <tr>
-          <th scope="col">Entry</th>
-          <th scope="col">Account</th>
-          <th scope="col">Direction</th>
-          <th scope="col" className="num">
-            Amount
-          </th>
-          <th scope="col">For</th>
-          <th scope="col">Created</th>
-        </tr>
-      </thead>
-      <tbody>
-        {entries.map((e) => (
-          <tr key={e.id}>
-            <td className="mono">{e.id}</td>
-            <td className="mono">{e.ledgerAccount}</td>
-            <td>{e.direction}</td>
-            <td className="num">
-              {e.amount} {e.currency}
-            </td>
-            <td className="mono">{e.paymentId ?? e.orderId ?? e.accountId ?? "—"}</td>
-            <td className="nowrap">{utc(e.createdAt)}</td>
+    <TableScroll labelledBy={labelledBy}>
+      <table className="table">
+        <thead>
+          <tr>
+            <th scope="col">Entry</th>
+            <th scope="col">Account</th>
+            <th scope="col">Direction</th>
+            <th scope="col" className="num">
+              Amount
+            </th>
+            <th scope="col">For</th>
+            <th scope="col">Created</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {entries.map((e) => (
+            <tr key={e.id}>
+              <td className="mono">{e.id}</td>
+              <td className="mono">{e.ledgerAccount}</td>
+              <td>{e.direction}</td>
+              <td className="num">
+                {e.amount} {e.currency}
+              </td>
+              <td className="mono">{e.paymentId ?? e.orderId ?? e.accountId ?? "—"}</td>
+              <td className="nowrap">{utc(e.createdAt)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 
+/** Few rows, each read whole (its standing is a sentence): on a phone a card per payment (globals.css, `.cards`). */
 export function ProviderCharges({ payments }: { payments: CausedPayment[] }) {
   if (payments.length === 0) return <p className="muted">No payments were created with this key.</p>;
   return (
-    <table className="table">
+    <table className="table cards">
       <thead>
         <tr>
           <th scope="col">Payment</th>
@@ -120,15 +128,19 @@ export function ProviderCharges({ payments }: { payments: CausedPayment[] }) {
         {payments.map((p) => (
           <tr key={p.id}>
             <td className="mono">{p.id}</td>
-            <td data-testid="payment-standing" data-standing={p.standing.standing}>
+            <td data-testid="payment-standing" data-standing={p.standing.standing} data-label="Status">
               <strong>{p.standing.label}</strong>
               <span className="muted small block">{p.standing.detail}</span>
             </td>
-            <td className="num">
+            <td className="num" data-label="Amount">
               {p.amount} {p.currency}
             </td>
-            <td className="mono">{p.destination}</td>
-            <td className="mono">{p.pspChargeId ?? "—"}</td>
+            <td className="mono" data-label="Destination">
+              {p.destination}
+            </td>
+            <td className="mono" data-label="Provider charge">
+              {p.pspChargeId ?? "—"}
+            </td>
           </tr>
         ))}
       </tbody>

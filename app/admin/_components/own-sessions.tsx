@@ -28,7 +28,8 @@ export function OwnSessions() {
       {rows.length === 0 ? (
         <p className="muted">{sessions.isPending ? "Loading…" : "No sessions."}</p>
       ) : (
-        <table className="table">
+        // One session at a time, each with its End button: on a phone a card per session (globals.css, `.cards`).
+        <table className="table cards">
           <thead>
             <tr>
               <th scope="col">Session</th>
@@ -43,10 +44,10 @@ export function OwnSessions() {
             {rows.map((s) => (
               <tr key={s.id}>
                 <td className="mono small">{s.id}</td>
-                <td className="nowrap">
+                <td className="nowrap" data-label="Signed in">
                   <time dateTime={s.createdAt}>{utc(s.createdAt)}</time>
                 </td>
-                <td className="nowrap">
+                <td className="nowrap" data-label="Expires">
                   <time dateTime={s.expiresAt}>{utc(s.expiresAt)}</time>
                 </td>
                 <td>

@@ -203,7 +203,7 @@ export function Checkout({ products }: { products: Product[] }) {
             <p className="muted">Your cart is empty.</p>
           )
         ) : (
-          <table className="table" aria-label="Cart">
+          <table className="table cards" aria-label="Cart">
             <thead>
               <tr>
                 <th scope="col">Item</th>
@@ -241,7 +241,9 @@ export function Checkout({ products }: { products: Product[] }) {
                       </button>
                     </div>
                   </td>
-                  <td className="num">{quote ? `${quote.lines.find((q) => q.sku === l.sku)?.amount} ${quote.currency}` : "…"}</td>
+                  <td className="num" data-label="Amount">
+                    {quote ? `${quote.lines.find((q) => q.sku === l.sku)?.amount} ${quote.currency}` : "…"}
+                  </td>
                 </tr>
               ))}
             </tbody>

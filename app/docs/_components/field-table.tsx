@@ -5,7 +5,8 @@ import { MarkdownText } from "./markdown-text";
 export function FieldTable({ caption, rows }: { caption: string; rows: FieldRow[] }) {
   const located = rows.some((r) => r.in);
   return (
-    <table className="table docs-fields">
+    // A field at a time on a phone: each row a card, its name first and its description last (globals.css, `.cards`).
+    <table className="table docs-fields cards">
       <caption>{caption}</caption>
       <thead>
         <tr>
@@ -22,9 +23,9 @@ export function FieldTable({ caption, rows }: { caption: string; rows: FieldRow[
             <td>
               <code>{row.name}</code>
             </td>
-            {located && <td>{row.in ?? "body"}</td>}
-            <td>{row.type}</td>
-            <td>{row.required ? "yes" : "no"}</td>
+            {located && <td data-label="in">{row.in ?? "body"}</td>}
+            <td data-label="type">{row.type}</td>
+            <td data-label="required">{row.required ? "yes" : "no"}</td>
             <td>
               {row.longEnum && (
                 <>

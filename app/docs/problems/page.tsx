@@ -2,6 +2,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { problemPage, PROBLEMS, problemTitle, problemType, type ProblemSlug } from "@/server/problems";
+import { MarkdownText } from "../_components/markdown-text";
 
 export const metadata: Metadata = { title: "Problem types" };
 
@@ -17,7 +18,8 @@ export default function ProblemTypesPage() {
         </p>
       </section>
       <section className="card">
-        <table>
+        {/* Read one type at a time: on a phone each row is a card (globals.css, `.cards`). */}
+        <table className="cards">
           <thead>
             <tr>
               <th scope="col">type</th>
@@ -33,10 +35,12 @@ export default function ProblemTypesPage() {
                     <code>{problemType(slug)}</code>
                   </Link>
                 </td>
-                <td>
+                <td data-label="Status">
                   {PROBLEMS[slug].status} {problemTitle(slug)}
                 </td>
-                <td>{PROBLEMS[slug].about}</td>
+                <td>
+                  <MarkdownText text={PROBLEMS[slug].about} inline />
+                </td>
               </tr>
             ))}
           </tbody>

@@ -9,6 +9,7 @@ import { notFound } from "next/navigation";
 import { openApiDocument } from "@/server/app";
 import { isProblemSlug, PROBLEMS, problemTitle, problemType, type ProblemSlug } from "@/server/problems";
 import { problemSchema, problemSchemaName } from "@/server/rest/openapi-problems";
+import { MarkdownText } from "../../_components/markdown-text";
 
 type Params = { params: Promise<{ slug: string }> };
 
@@ -45,7 +46,7 @@ export default async function ProblemTypePage({ params }: Params) {
           <code>{problemType(slug)}</code>
         </h1>
         <p className="lead">
-          {spec.status} {problemTitle(slug)}. {spec.about}
+          {spec.status} {problemTitle(slug)}. <MarkdownText text={spec.about} inline />
         </p>
       </section>
       <section className="card" aria-label="Members">
