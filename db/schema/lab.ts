@@ -42,7 +42,10 @@ export const labSteps = pgTable(
     seq: integer("seq").notNull(),
     fromLane: text("from_lane").notNull(),
     toLane: text("to_lane").notNull(),
+    /** The step as the middleware names it (fences, phases, downstream keys): the lab's technical view. */
     label: text("label").notNull(),
+    /** The same step in words a shopper follows; null for steps recorded before it existed (the label stands in). */
+    plain: text("plain"),
   },
   (t) => [index("lab_steps_run_idx").on(t.runId, t.atMs, t.seq)],
 );

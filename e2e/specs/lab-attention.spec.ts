@@ -32,12 +32,13 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
   );
   await expect(side.getByTestId("attention-story")).toContainText("The key needs attention. The completer gave up after 3 attempts");
   expect(await lab.count("protected", "provider-charges")).toBe("0");
-  await expect(side.getByTestId("protected-summary")).toHaveText(
-    /charged 0 times and the ledger booked 0 movements; the completer tried 3 times and gave up\.$/,
-  );
+  await expect(lab.storyPart("protected", "cost")).toHaveText(/^Not charged; nothing booked\. The payment is pending, safe/);
+  await expect(lab.storyPart("protected", "key")).toHaveText(/the completer tried 3 times, then gave up; it waits for an operator\.$/);
   const [stuck] = await db<{ state: string; attempts: number; gave_up: boolean }[]>`
     select state, completer_attempts as attempts, completer_gave_up_at is not null as gave_up from idempotency_keys where key = ${key}`;
   expect(stuck).toEqual({ state: "in_progress", attempts: 3, gave_up: true });
+  // The steps in the middleware's own terms, as the database records them.
+  await lab.technicalView.check();
   const steps = await lab.steps("protected");
   expect(steps.filter((s) => s.startsWith("completer → app: completer takes the key up"))).toHaveLength(3);
   expect(steps).toContainEqual("completer → app: completer gives up after 3 attempts: the key needs attention");
@@ -49,7 +50,8 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
   expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(4_500);
 
   // The twin: no key, nothing to resume; its payment stays pending and is never charged.
-  await expect(lab.side("naive").getByTestId("naive-summary")).toHaveText(/charged 0 times and the ledger booked 0 movements\.$/);
+  await expect(lab.storyPart("naive", "cost")).toHaveText(/^Not charged; nothing booked\. The payment is stuck as pending/);
+  await expect(lab.storyPart("naive", "key")).toHaveText("No key: once the shopper left, nothing could pick the payment up again.");
   await expect(lab.side("naive").getByTestId("naive-verdict")).toHaveText(
     "Payment lost: left pending, with nothing that could ever finish it.",
   );
@@ -72,8 +74,9 @@ test("lab: provider down for good — needs attention, then Resume now in the ad
   // Back in the lab: counted again, from the provider's records and the ledger.
   await side.getByRole("button", { name: "Count again" }).click();
   await expect(side.getByTestId("protected-verdict")).toHaveText("Exactly once.");
-  await expect(side.getByTestId("protected-summary")).toHaveText(
-    /charged 1 time and the ledger booked 1 movement, the completer finishing what its client left\.$/,
+  await expect(lab.storyPart("protected", "cost")).toHaveText("Charged once; booked once in the shop's books.");
+  await expect(lab.storyPart("protected", "key")).toHaveText(
+    /the completer gave up, and an operator's Resume now finished it with the same key\.$/,
   );
   await expect(side.getByTestId("attention-story")).toContainText("Finished: the key is no longer in progress.");
   await expect(side.getByTestId("protected-provider-charges")).toHaveText("1");

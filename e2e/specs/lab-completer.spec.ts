@@ -42,10 +42,12 @@ for (const order of [
 
       const side = lab.side("protected");
       await expect(side.getByTestId("protected-verdict")).toHaveText("Exactly once.");
-      await expect(side.getByTestId("crash-story")).toHaveText(order.story);
+      await expect(lab.storyPart("protected", "key")).toHaveText(order.story);
       expect(await lab.count("protected", "provider-charges")).toBe("1");
       expect(await lab.count("protected", "charge-movements")).toBe("1");
 
+      // The steps in the middleware's own terms, as the database records them.
+      await lab.technicalView.check();
       const steps = await lab.steps("protected");
       const at = (pattern: RegExp) => steps.findIndex((s) => pattern.test(s));
       const crash = at(/^app → app: worker stops dead after the charge/);

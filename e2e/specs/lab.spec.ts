@@ -106,6 +106,8 @@ for (const scenario of SCENARIOS) {
     await lab.goto();
     await lab.run(scenario.title);
     await expect(lab.status).toHaveText(/^Finished/, { timeout: 90_000 });
+    // The steps below are matched in the middleware's own terms, as the database records them.
+    await lab.technicalView.check();
 
     // Protected: one payment under the run's key, one provider charge, one ledger movement.
     const key = (await lab.side("protected").getByTestId("protected-key").textContent())!;
@@ -216,7 +218,7 @@ test("lab: the diagram reads without code: lane labels apart, a wait drawn from 
       return { name: t.textContent, left: box.x, right: box.x + box.width, top: box.y, bottom: box.y + box.height };
     }),
   );
-  expect(labels.map((l) => l.name)).toEqual(["browser", "app", "database", "provider"]);
+  expect(labels.map((l) => l.name)).toEqual(["browser", "shop", "database", "provider"]);
   type Box = (typeof labels)[number];
   const apart = (a: Box, b: Box) => a.right + 4 < b.left || b.right + 4 < a.left || a.bottom < b.top || b.bottom < a.top;
   for (const a of labels) for (const b of labels) if (a !== b) expect(apart(a, b), `${a.name} | ${b.name}`).toBe(true);
@@ -226,10 +228,17 @@ test("lab: the diagram reads without code: lane labels apart, a wait drawn from 
   const bars = await side.locator("rect.sequence-wait").evaluateAll((rects) => rects.map((r) => Number(r.getAttribute("height"))));
   expect(bars.length).toBeGreaterThanOrEqual(1);
   expect(Math.max(...bars)).toBeGreaterThan(40);
-  // The legend explains what this run shows, nothing else: a wait, fences and recovery points, no completer.
+  // The legend explains what this run shows, nothing else: a wait and safe points, no completer; in the technical view,
+  // fences and recovery points (and the lanes their own names).
   const legend = side.getByRole("definition").locator("xpath=..").locator("dt");
-  await expect(legend).toContainText(["a yellow bar", "fence N", "recovery point"]);
+  await expect(legend).toContainText(["a yellow bar", "a safe point"]);
   await expect(side.getByText("purple arrows", { exact: true })).toHaveCount(0);
+  await expect(side.getByText(/^(fence N|recovery point)$/)).toHaveCount(0);
+  await lab.technicalView.check();
+  await expect(legend).toContainText(["a yellow bar", "fence N", "recovery point"]);
+  await expect(side.getByText("a safe point", { exact: true })).toHaveCount(0);
+  await expect(side.getByRole("img").locator("g > text[font-weight='700']")).toHaveText(["browser", "app", "database", "provider"]);
+  await lab.technicalView.uncheck();
   // The text table is there, folded away until asked for.
   await expect(side.locator("details.steps-details")).not.toHaveAttribute("open");
   await expect(side.getByRole("table")).toBeHidden();

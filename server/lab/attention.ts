@@ -44,13 +44,29 @@ export async function completeUntilAttention(
   for (;;) {
     const state = await keyState(sql, tenantId, key);
     if (!state) {
-      recordStep(Lane.App, Lane.App, "no key, so nothing for the completer to pick up: the payment stays pending", run);
+      recordStep(
+        Lane.App,
+        Lane.App,
+        {
+          plain: "no key, so nothing can pick the payment up again: it stays pending",
+          technical: "no key, so nothing for the completer to pick up: the payment stays pending",
+        },
+        run,
+      );
       await stepsWritten(run.id);
       return null;
     }
     if (state.needsAttention || state.finished || Date.now() > deadline) {
       if (state.needsAttention)
-        recordStep(Lane.Completer, Lane.App, `completer gives up after ${state.attempts} attempts: the key needs attention`, run);
+        recordStep(
+          Lane.Completer,
+          Lane.App,
+          {
+            plain: `the completer gives up after ${state.attempts} attempts: the payment waits for an operator`,
+            technical: `completer gives up after ${state.attempts} attempts: the key needs attention`,
+          },
+          run,
+        );
       await stepsWritten(run.id);
       return state;
     }

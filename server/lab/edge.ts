@@ -27,6 +27,15 @@ type Handler = (req: Request) => Promise<Response>;
 const KEY_LABEL_CHARS = 40;
 const cutKey = (key: string) => (key.length > KEY_LABEL_CHARS ? `${key.slice(0, KEY_LABEL_CHARS)}…` : key);
 
+/** A checkout's answer as the shopper would read it, its status kept in brackets. */
+function answerWords(status: number): string {
+  if (status >= 200 && status < 300) return `paid (${status})`;
+  if (status === 402) return `declined (${status})`;
+  if (status === 409) return `busy: try again in a moment (${status})`;
+  if (status >= 500) return `not paid yet: try again later (${status})`;
+  return `refused (${status})`;
+}
+
 /** A 4xx other than a decline (402, answered after the provider was asked) is refused before the twin wrote anything. */
 const refusedWithoutEffect = (status: number) => status >= 400 && status < 500 && status !== 402;
 
@@ -50,7 +59,10 @@ export async function throughLab(
     const n = Number.isInteger(numbered) && numbered >= 1 && numbered <= 999 ? numbered : await countRequest(run);
     const procedure = procedures[0]!;
     const key = req.headers.get("idempotency-key");
-    const label = `request #${n}: ${procedure}${key ? ` with key ${cutKey(key)}` : " without a key"}`;
+    const label = {
+      plain: `request #${n}: pay${key ? ", with the purchase's key" : ", with no key"}`,
+      technical: `request #${n}: ${procedure}${key ? ` with key ${cutKey(key)}` : " without a key"}`,
+    };
     // Drawn at its arrival, before the steps the call records while it runs. A twin's call it refused (its run's
     // calls used up, bad input) did nothing, and is not drawn: otherwise any caller could grow the run's record.
     const arrival = deferStep(run, Lane.Browser, Lane.App, label, arrived);
@@ -64,12 +76,18 @@ export async function throughLab(
     if (await takeFault("loseAnswer")) {
       // Everything is committed; only the answer goes missing, as when a connection drops on its way back.
       await response.arrayBuffer();
-      recordStep(Lane.App, Lane.Browser, `answer to #${n} (${response.status}) lost on the way (simulated)`);
+      recordStep(Lane.App, Lane.Browser, {
+        plain: `answer to #${n} (${answerWords(response.status)}) lost on the way (simulated): the browser never hears it`,
+        technical: `answer to #${n} (${response.status}) lost on the way (simulated)`,
+      });
       await stepsWritten(run.id);
       return droppedAnswer();
     }
     const replayed = response.headers.get(REPLAYED_HEADER) === "true";
-    recordStep(Lane.App, Lane.Browser, `answer to #${n}: ${response.status}${replayed ? " (replayed)" : ""}`);
+    recordStep(Lane.App, Lane.Browser, {
+      plain: `answer to #${n}: ${answerWords(response.status)}${replayed ? ", the saved answer sent again" : ""}`,
+      technical: `answer to #${n}: ${response.status}${replayed ? " (replayed)" : ""}`,
+    });
     // Any instance may build the report next: the steps are written before the browser hears back.
     await stepsWritten(run.id);
     return response;
@@ -96,7 +114,12 @@ export async function webhookThroughLab(enabled: () => boolean, sql: () => Sql, 
   recordStep(
     Lane.Provider,
     Lane.App,
-    `webhook ${id} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`,
+    {
+      plain: duplicate
+        ? "the shop knows this notice already: nothing is done twice"
+        : "the shop applies the refund notice and keeps its id",
+      technical: `webhook ${id} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`,
+    },
     run,
   );
   await stepsWritten(run.id);

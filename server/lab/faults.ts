@@ -31,7 +31,10 @@ export const crashAfterCharge = (client: PspClient): PspClient => ({
     const result = await client.charge(...args);
     const leaseMs = await takeFault("crashAfterChargeLeaseMs");
     if (leaseMs === undefined) return result;
-    recordStep(Lane.App, Lane.App, `worker stops dead after the charge (simulated crash); its ${leaseMs} ms lease is not renewed`);
+    recordStep(Lane.App, Lane.App, {
+      plain: `the server stops dead right after the charge, before saving it (simulated crash); its claim on the key runs out in ${leaseMs / 1000} s`,
+      technical: `worker stops dead after the charge (simulated crash); its ${leaseMs} ms lease is not renewed`,
+    });
     await stepsWritten(currentRun()!.id);
     return stopDead();
   },

@@ -98,7 +98,15 @@ export function createLabRouter(enabled: () => boolean) {
         const run = await findRun(ctx.sql, input.id.slice("evt_lab_".length));
         if (!run || run.target !== LabTarget.Naive || !(await naivePaymentIdsOf(run)).includes(input.data.paymentId)) throw notFound();
         await naiveWebhook(ctx, { id: input.id, paymentId: input.data.paymentId, amount: input.data.amount });
-        recordStep(Lane.Provider, Lane.App, `webhook ${input.id} applied (the twin keeps no record of events)`, run);
+        recordStep(
+          Lane.Provider,
+          Lane.App,
+          {
+            plain: "the shop applies the refund notice (the twin keeps no record of notices)",
+            technical: `webhook ${input.id} applied (the twin keeps no record of events)`,
+          },
+          run,
+        );
         return { received: true as const };
       }),
 
@@ -117,7 +125,12 @@ export function createLabRouter(enabled: () => boolean) {
       const event = { id: eventIdOf(run), type: "charge.refunded", data: { paymentId: payment.id, amount: formatMinor(amount) } };
       const body = JSON.stringify({ url, event });
       const deliver = async (n: number) => {
-        recordStep(Lane.Provider, Lane.App, `webhook ${event.id} delivery ${n} sent`, run);
+        recordStep(
+          Lane.Provider,
+          Lane.App,
+          { plain: `the provider sends its refund notice (delivery ${n})`, technical: `webhook ${event.id} delivery ${n} sent` },
+          run,
+        );
         // The stand-in's control route takes only requests signed with the shared secret.
         const res = await fetch(`${pspUrl()}/webhooks/send`, {
           method: "POST",
@@ -125,7 +138,13 @@ export function createLabRouter(enabled: () => boolean) {
           body,
         });
         const answer = (await res.json()) as { status?: number };
-        recordStep(Lane.App, Lane.Provider, `webhook delivery ${n} answered ${answer.status ?? res.status}`, run);
+        const status = answer.status ?? res.status;
+        recordStep(
+          Lane.App,
+          Lane.Provider,
+          { plain: `the shop confirms delivery ${n} (${status})`, technical: `webhook delivery ${n} answered ${status}` },
+          run,
+        );
       };
       await Promise.all([deliver(1), deliver(2)]);
       return { eventId: event.id, deliveries: 2 };

@@ -29,8 +29,18 @@ export type LabStep = {
   t: number;
   from: Lane;
   to: Lane;
+  /** In the middleware's own terms (fences, phases, downstream keys): the technical view, and what tests match. */
   label: string;
+  /** The same step in words anyone follows: the page's default view. */
+  plain: string;
 };
+
+/**
+ * A step's words: one string when it reads the same to a shopper and a
+ * developer, or both versions when the technical one names the middleware's
+ * internals (a fence, a phase, a downstream key).
+ */
+export type Words = string | { plain: string; technical: string };
 
 /**
  * What a request needs of its run: `faults` as armed when the request
@@ -116,7 +126,7 @@ export const currentRun = (): LabRun | undefined => context.getStore();
 export function recordStep(
   from: Lane,
   to: Lane,
-  label: string,
+  words: Words,
   run: Pick<LabRun, "id" | "sql"> | undefined = currentRun(),
   agoMs = 0,
 ): void {
@@ -128,8 +138,9 @@ export function recordStep(
   }
   const at = nowMs() - agoMs;
   seq = (seq + 1) % 2 ** 31;
-  const write = run.sql`insert into lab_steps (run_id, at_ms, seq, from_lane, to_lane, label)
-         select ${run.id}, ${at}, ${seq}, ${from}, ${to}, ${label} where exists (select 1 from lab_runs where id = ${run.id})`.then(
+  const { plain, technical } = typeof words === "string" ? { plain: words, technical: words } : words;
+  const write = run.sql`insert into lab_steps (run_id, at_ms, seq, from_lane, to_lane, label, plain)
+         select ${run.id}, ${at}, ${seq}, ${from}, ${to}, ${technical}, ${plain} where exists (select 1 from lab_runs where id = ${run.id})`.then(
     () => undefined,
     (err: unknown) => logger.warn({ err, run: run.id }, "lab: a step was not recorded"),
   );
@@ -147,8 +158,8 @@ export function recordStep(
  * forgets it. A call that did nothing then leaves no trace, while one that
  * stops dead midway still shows it arrived.
  */
-export function deferStep(run: LabRun, from: Lane, to: Lane, label: string, arrived: number): { flush: () => void; drop: () => void } {
-  const step = () => recordStep(from, to, label, run, performance.now() - arrived);
+export function deferStep(run: LabRun, from: Lane, to: Lane, words: Words, arrived: number): { flush: () => void; drop: () => void } {
+  const step = () => recordStep(from, to, words, run, performance.now() - arrived);
   run.deferred = step;
   const take = () => {
     const held = run.deferred === step;
@@ -171,9 +182,15 @@ export async function stepsWritten(runId: string): Promise<void> {
 /** The run's steps as every instance recorded them, in time order. */
 export async function stepsOf(run: LabRun): Promise<LabStep[]> {
   await stepsWritten(run.id);
-  const rows = await run.sql<{ at_ms: number; from_lane: Lane; to_lane: Lane; label: string }[]>`
-    select at_ms, from_lane, to_lane, label from lab_steps where run_id = ${run.id} order by at_ms, seq, id`;
-  return rows.map((r) => ({ t: Math.round((r.at_ms - run.startedMs) * 10) / 10, from: r.from_lane, to: r.to_lane, label: r.label }));
+  const rows = await run.sql<{ at_ms: number; from_lane: Lane; to_lane: Lane; label: string; plain: string | null }[]>`
+    select at_ms, from_lane, to_lane, label, plain from lab_steps where run_id = ${run.id} order by at_ms, seq, id`;
+  return rows.map((r) => ({
+    t: Math.round((r.at_ms - run.startedMs) * 10) / 10,
+    from: r.from_lane,
+    to: r.to_lane,
+    label: r.label,
+    plain: r.plain ?? r.label,
+  }));
 }
 
 /** Takes an armed simulation: its value once, for one instance only, then the switch is off. */

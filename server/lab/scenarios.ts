@@ -31,6 +31,8 @@ export type LabScenario = {
   title: string;
   /** What happens, in the shopper's words. */
   story: string;
+  /** What the shopper does, the start of each run's story; the rest of it is told from what the run recorded. */
+  shopper: string;
   /** Which part is simulated, named as such on the page. */
   simulation?: string;
   /** The provider test destination charged. */
@@ -62,6 +64,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     title: "Double-click on Pay",
     story:
       "The shopper clicks Pay twice; both requests leave at once, and the provider takes its time, so the second arrives while the first is still paying.",
+    shopper: "Clicked Pay twice",
     destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "together", clients: 2, staggerMs: 0 },
@@ -70,6 +73,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     id: "five-clicks",
     title: "Five impatient clicks",
     story: "Five requests for the same payment, 40 ms apart, while the provider is slow: four arrive during the first.",
+    shopper: "Clicked Pay five times in a row",
     destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "together", clients: 5, staggerMs: 40 },
@@ -78,6 +82,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     id: "two-tabs",
     title: "Two tabs, one cart",
     story: "The same cart is paid from two tabs while the provider is slow; the tabs share the cart's key.",
+    shopper: "Paid the same cart from two tabs, a moment apart",
     destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "together", clients: 2, staggerMs: 300 },
@@ -87,6 +92,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     title: "Answer lost after the server committed",
     story: "The payment goes through, but the answer never reaches the browser, which retries.",
     simulation: "Simulated: the server drops its own answer once, after the payment is committed.",
+    shopper: "Clicked Pay once",
     destination: SHOP_TEST_DESTINATION,
     faults: { loseAnswer: true },
     plan: { kind: "retry-after-failure", timeoutMs: 15_000, pauseMs: 200 },
@@ -95,6 +101,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     id: "slow-provider",
     title: "Client timeout on a slow provider",
     story: "The provider takes seconds; the browser gives up after one second and tries again.",
+    shopper: "Clicked Pay once",
     destination: SLOW_TEST_DESTINATION,
     faults: {},
     plan: { kind: "retry-after-failure", timeoutMs: 1_000, pauseMs: 200 },
@@ -103,6 +110,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     id: "provider-5xx",
     title: "Provider 5xx, then success",
     story: "The provider fails the first call with a 500; the app retries it with the same provider key.",
+    shopper: "Clicked Pay once",
     destination: "acct_test_error",
     faults: {},
     plan: { kind: "once" },
@@ -110,8 +118,10 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
   {
     id: "crash-after-charge",
     title: "Worker crash right after the provider charged",
-    story: "The charge happened, then the worker stopped dead. After its lease runs out, a retry takes the key over.",
-    simulation: `Simulated: the request's worker stops after the charge (no release, no renewal) and its lease is cut to ${CRASH_LEASE_MS / 1000} s.`,
+    story:
+      "The charge happened, then the server stopped dead before saving it. Once its claim on the key runs out, a retry takes the payment over.",
+    simulation: `Simulated: the server handling the request stops right after the charge, and its claim on the key runs out after ${CRASH_LEASE_MS / 1000} s.`,
+    shopper: "Clicked Pay once",
     destination: SHOP_TEST_DESTINATION,
     faults: { crashAfterChargeLeaseMs: CRASH_LEASE_MS },
     plan: { kind: "retry-after-failure", timeoutMs: 1_500, pauseMs: CRASH_LEASE_MS + 500 },
@@ -120,6 +130,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     id: "webhook-twice",
     title: "The same webhook delivered twice at once",
     story: "After a paid order, the provider sends one refund event twice, concurrently.",
+    shopper: "Clicked Pay once, and was later refunded part of it",
     destination: SHOP_TEST_DESTINATION,
     faults: {},
     plan: { kind: "webhook-twice" },
@@ -130,6 +141,7 @@ export const LAB_SCENARIOS: readonly LabScenario[] = [
     story:
       "The provider cannot be reached; the shopper gives up and leaves. The completer tries again and again, then gives up: the key needs attention. Once the provider is back, an operator's Resume now finishes the payment.",
     simulation: `Simulated: the provider is unreachable for this run's calls only, until the lab brings it back; the completer gives up after ${LAB_COMPLETER_BUDGET.maxAttempts} attempts a fraction of a second apart (normally 8, over about a quarter of an hour).`,
+    shopper: "Clicked Pay once",
     destination: SHOP_TEST_DESTINATION,
     faults: { providerDown: true },
     plan: { kind: "provider-down" },

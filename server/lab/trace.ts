@@ -10,28 +10,85 @@ import type { Sql } from "postgres";
 import { IdempotencyEventType, type IdempotencyEvent, type KeyOutcome } from "@exactly-once/trpc";
 import { Book, type Movement } from "../ledger/post";
 import type { ObservedCall as ProviderCall } from "../psp/client";
-import { currentRun, findRun, Lane, recordStep, stepsWritten, withinRun } from "./runs";
-import { labKeyOf } from "./scenarios";
+import { currentRun, findRun, Lane, recordStep, stepsWritten, withinRun, type Words } from "./runs";
+import { labKeyOf, LabTarget } from "./scenarios";
+
+/** A duration as people say it: "3.1 s", "250 ms". */
+const seconds = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
+
+/** What a recovery point stands for, in the shop's words (the checkout's phases: server/orders, server/payments/charge.ts). */
+const POINT_NAMES: Record<string, string> = { placed: "the order", charged: "the charge's result" };
+const pointName = (point: string) => POINT_NAMES[point] ?? `step “${point}”`;
+
+/** A key event in a shopper's words: what the key did for this request, with no fence, phase or lease in sight. */
+function plainKeyEvent(e: IdempotencyEvent): string {
+  switch (e.type) {
+    case IdempotencyEventType.Claimed:
+      return "a new key: this request goes ahead with the payment";
+    case IdempotencyEventType.Replayed:
+      return "this key has paid already: the saved answer is sent again, nothing is charged";
+    case IdempotencyEventType.Conflict:
+      return "another request is still paying with this key: try again in a moment";
+    case IdempotencyEventType.Mismatch:
+      return "this key was used for a different purchase: refused";
+    case IdempotencyEventType.Takeover:
+      return "the earlier attempt went quiet: this one takes the payment over, resuming where it stopped";
+    case IdempotencyEventType.Completed:
+      return "answer saved with the key: a repeat gets this same answer";
+    case IdempotencyEventType.Released:
+      return "not paid yet: the key is freed so a retry can finish the payment";
+    case IdempotencyEventType.LeaseLost:
+      return "this attempt ran out of time with the key: it stops, and another finishes";
+    default:
+      return `the key: ${e.type.replace(/_/g, " ")}`;
+  }
+}
 
 /** A key event, as the database decided it (claim, replay, conflict, takeover, a phase committed or skipped…). */
 export function traceKeyEvent(e: IdempotencyEvent): void {
   // Every key event of every request comes here; outside a lab run there is no step to word.
   const run = currentRun();
   if (!run) return;
-  if (e.type === IdempotencyEventType.PhaseCommitted)
-    return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" committed (recovery point)`, run);
-  if (e.type === IdempotencyEventType.PhaseSkipped)
-    return recordStep(Lane.App, Lane.Database, `phase "${e.recoveryPoint}" skipped: committed by an earlier attempt`, run);
+  if (e.type === IdempotencyEventType.PhaseCommitted) {
+    const point = e.recoveryPoint ?? "";
+    return recordStep(
+      Lane.App,
+      Lane.Database,
+      { plain: `${pointName(point)} saved: a safe point, never done twice`, technical: `phase "${point}" committed (recovery point)` },
+      run,
+    );
+  }
+  if (e.type === IdempotencyEventType.PhaseSkipped) {
+    const point = e.recoveryPoint ?? "";
+    return recordStep(
+      Lane.App,
+      Lane.Database,
+      {
+        plain: `${pointName(point)} was saved by the earlier attempt: not done again`,
+        technical: `phase "${point}" skipped: committed by an earlier attempt`,
+      },
+      run,
+    );
+  }
   if (e.waitedMs !== undefined) {
-    // Recorded where the wait began: the diagram draws it from there to where it ended, over the holder's steps it waited for.
-    recordStep(Lane.App, Lane.Database, `waited ${e.waitedMs} ms for the key`, run, e.waitedMs);
+    // Recorded when the wait ended (the event is reported then), so it is drawn after the attempt it waited for;
+    // the diagram draws the wait itself as a bar reaching back to where it began.
+    recordStep(
+      Lane.App,
+      Lane.Database,
+      {
+        plain: `a repeat waited ${seconds(e.waitedMs)} for the request paying with this key to finish`,
+        technical: `waited ${e.waitedMs} ms for the key`,
+      },
+      run,
+    );
     return;
   }
   const parts = [`key ${e.type.replace("_", " ")}`];
   if (e.fence !== undefined) parts.push(`fence ${e.fence}`);
   if (e.status !== undefined) parts.push(`status ${e.status}`);
   if (e.recoveryPoint) parts.push(`at ${e.recoveryPoint}`);
-  recordStep(Lane.App, Lane.Database, parts.join(", "), run);
+  recordStep(Lane.App, Lane.Database, { plain: plainKeyEvent(e), technical: parts.join(", ") }, run);
 }
 
 /** What a call to the provider asks for, in words (the key it sends says which operation it is). */
@@ -46,15 +103,42 @@ const PROVIDER_ASKS: [string, RegExp, string][] = [
   ["GET", /^\/keys\//, "tell what became of this key"],
 ];
 
-/** One request to the provider: its downstream key, and whether the provider answered from its own idempotency. */
+/** The provider's answer in words: whether it did it, failed, refused, or recognised a repeat. */
+function plainAnswer(call: ProviderCall): string {
+  const { status } = call;
+  if (status === undefined) return "the provider did not answer";
+  if (call.replayed) return `the provider: “already done for this payment”, so no second charge (${status})`;
+  if (status >= 500) return `the provider failed (${status})`;
+  if (status >= 400) return `the provider refused (${status})`;
+  return `the provider did it (${status})`;
+}
+
+/**
+ * One request to the provider: its downstream key, and whether the provider
+ * answered from its own idempotency. The key is technical detail: the plain
+ * words say only whether it is the payment's own (the protected checkout's
+ * provider key is derived from its Idempotency-Key; the twin makes one up
+ * per request).
+ */
 export function traceProviderCall(call: ProviderCall): void {
   const key = call.key ? `, key ${call.key.slice(0, 12)}…` : "";
-  recordStep(Lane.App, Lane.Provider, `asks the provider to ${providerAsk(call)}${key}`, undefined, call.elapsedMs);
+  const whose = !call.key
+    ? ""
+    : currentRun()?.target === LabTarget.Naive
+      ? ", with a key made up for this request only"
+      : ", with the payment's own key";
+  recordStep(
+    Lane.App,
+    Lane.Provider,
+    { plain: `asks the provider to ${providerAsk(call)}${whose}`, technical: `asks the provider to ${providerAsk(call)}${key}` },
+    undefined,
+    call.elapsedMs,
+  );
   const answer =
     call.status === undefined
       ? "the provider did not answer"
       : `the provider answered ${call.status}${call.replayed ? " from its record of this key: no second charge" : ""}`;
-  recordStep(Lane.Provider, Lane.App, answer);
+  recordStep(Lane.Provider, Lane.App, { plain: plainAnswer(call), technical: answer });
 }
 
 /** The ledger's accounts as a shopper would name them. */
@@ -80,10 +164,13 @@ export function traceLedgerMovement(m: Movement & { amountMinor: number }): void
 const LAB_KEY_PREFIX = labKeyOf("");
 
 /** The last step of a completer's attempt, in words; none when the attempt threw. */
-function completerStep(outcome: KeyOutcome | undefined): string {
+function completerStep(outcome: KeyOutcome | undefined): Words {
   switch (outcome?.outcome) {
     case "completed":
-      return `result stored (${outcome.status}): a retry gets it replayed`;
+      return {
+        plain: `finished (${outcome.status}) and saved: a repeat gets this same answer`,
+        technical: `result stored (${outcome.status}): a retry gets it replayed`,
+      };
     case "not_ours":
       return outcome.detail === "already finished"
         ? "already finished by another attempt: nothing to do"
@@ -112,7 +199,10 @@ export async function traceCompleterAttempt(
   const run = key.startsWith(LAB_KEY_PREFIX) && enabled() ? await findRun(sql(), key.slice(LAB_KEY_PREFIX.length)) : undefined;
   if (!run) return attempt();
   return withinRun(run, async () => {
-    recordStep(Lane.Completer, Lane.App, "completer takes the key up: its lease ran out with no client finishing it");
+    recordStep(Lane.Completer, Lane.App, {
+      plain: "the completer picks the payment up: nobody finished it in time",
+      technical: "completer takes the key up: its lease ran out with no client finishing it",
+    });
     let outcome: KeyOutcome | undefined;
     try {
       return (outcome = await attempt());

@@ -2,15 +2,18 @@
 /**
  * The failure lab: pick a scenario, run it against the protected checkout
  * and then against the unprotected twin, and see side by side what each
- * really did — counts from the provider and the ledger, the browser's own
- * attempts, and the sequence of recorded steps.
+ * really did — its story in plain words, counts from the provider and the
+ * ledger, the browser's own attempts, and the sequence of recorded steps
+ * (in plain words, or in the middleware's terms in the technical view).
  */
 import { useState, useSyncExternalStore } from "react";
 import { LabTarget, type LabScenario } from "@/server/lab/scenarios";
 import { AttentionStory } from "./attention-story";
 import { reportOf, startRun, type Cart, type LabReport } from "./lab-api";
 import { playScenario, type BrowserAttempt } from "./run-scenario";
+import styles from "./lab.module.css";
 import { SequenceDiagram } from "./sequence-diagram";
+import { plural, storyOf } from "./story";
 
 type Outcome = { runId: string; report: LabReport; attempts: BrowserAttempt[] };
 type Results = Partial<Record<LabTarget, Outcome>>;
@@ -29,13 +32,12 @@ const useHydrated = () =>
     () => false,
   );
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-
 export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]; cart: Cart; productName: string }) {
   const [chosen, setChosen] = useState(scenarios[0]!.id);
   const [running, setRunning] = useState<LabTarget | null>(null);
   const [results, setResults] = useState<{ scenario: string; byTarget: Results } | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
+  const [technical, setTechnical] = useState(false);
   const hydrated = useHydrated();
   const idle = hydrated && running === null;
   const scenario = scenarios.find((s) => s.id === chosen)!;
@@ -115,6 +117,14 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
       </section>
 
       {results ? (
+        <label className={styles.view}>
+          <input type="checkbox" checked={technical} onChange={(e) => setTechnical(e.target.checked)} />
+          <span>
+            Technical view <span className="small muted">(the steps in the terms the code and its docs use)</span>
+          </span>
+        </label>
+      ) : null}
+      {results ? (
         <div className="lab-results">
           {[LabTarget.Protected, LabTarget.Naive].map((target) => {
             const outcome = results.byTarget[target];
@@ -122,7 +132,13 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
               <section key={target} className={`card lab-result lab-${target}`} aria-labelledby={`lab-${target}-title`}>
                 <h2 id={`lab-${target}-title`}>{TARGET_TITLE[target]}</h2>
                 {outcome ? (
-                  <Outcome outcome={outcome} target={target} recount={() => recount(target, outcome)} />
+                  <Outcome
+                    outcome={outcome}
+                    target={target}
+                    scenario={scenarios.find((s) => s.id === results.scenario)!}
+                    technical={technical}
+                    recount={() => recount(target, outcome)}
+                  />
                 ) : (
                   <p className="muted">{running === target ? "Running…" : "Waiting."}</p>
                 )}
@@ -133,35 +149,6 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
       ) : null}
     </>
   );
-}
-
-/** What a side did, in one plain sentence from its counts and steps (nothing predicted). */
-function summary(outcome: Outcome, target: LabTarget): string {
-  const { counts, steps } = outcome.report;
-  const requests = steps.filter((s) => s.from === "browser").length;
-  const completer = steps.some((s) => s.from === "completer");
-  if (counts.providerRefunds > 0) {
-    return `The provider sent one refund event twice; the ledger booked the refund ${plural(counts.refundMovements, "time")}.`;
-  }
-  const why = target === LabTarget.Protected ? "one key for the purchase" : "no key, so each request was a new payment";
-  const attention = outcome.report.attention;
-  const helper = attention?.needsAttention
-    ? `; the completer tried ${plural(attention.attempts, "time")} and gave up`
-    : completer
-      ? steps.some((s) => /worker stops dead/.test(s.label))
-        ? ", the completer finishing what the stopped worker left"
-        : ", the completer finishing what its client left"
-      : "";
-  return `${plural(requests, "request")} for one purchase (${why}): the provider charged ${plural(counts.providerCharges, "time")} and the ledger booked ${plural(counts.chargeMovements, "movement")}${helper}.`;
-}
-
-/** In the crash scenario, who finished the payment the stopped worker left: the browser's retry or the completer. */
-function crashStory(steps: LabReport["steps"]): string | null {
-  if (!steps.some((s) => /worker stops dead/.test(s.label))) return null;
-  if (steps.some((s) => s.from === "completer" && s.to === "app")) {
-    return "The completer came first: once the worker's lease ran out it took the key over (a new fence), skipped the committed phase, and the provider answered from its own record; the browser's retry then got that stored result, replayed.";
-  }
-  return "The browser's retry came first: once the worker's lease ran out it took the key over (a new fence), skipped the committed phase, and the provider answered from its own record. Had the browser stayed away, the completer would have done the same.";
 }
 
 /** The verdict over a side's counts: the bad outcome named, a key waiting for an operator named as such. */
@@ -178,23 +165,42 @@ function verdict(report: LabReport): { text: string; tone: "good" | "bad" | "wai
   return { text: "Exactly once.", tone: "good" };
 }
 
-function Outcome({ outcome, target, recount }: { outcome: Outcome; target: LabTarget; recount: () => Promise<void> }) {
+const STORY_PARTS = [
+  ["shopper", "What the shopper did"],
+  ["trouble", "What went wrong"],
+  ["key", "What the key did"],
+  ["cost", "What it cost"],
+] as const;
+
+function Outcome({
+  outcome,
+  target,
+  scenario,
+  technical,
+  recount,
+}: {
+  outcome: Outcome;
+  target: LabTarget;
+  scenario: LabScenario;
+  technical: boolean;
+  recount: () => Promise<void>;
+}) {
   const { counts, steps, key } = outcome.report;
   const { text, tone } = verdict(outcome.report);
-  const story = target === LabTarget.Protected ? crashStory(steps) : null;
+  const story = storyOf(scenario, outcome.report, outcome.attempts, target);
   return (
     <>
-      <p className="lab-summary" data-testid={`${target}-summary`}>
-        {summary(outcome, target)}
-      </p>
+      <dl className={styles.story} aria-label="The run's story" data-testid={`${target}-story`}>
+        {STORY_PARTS.map(([part, title]) => (
+          <div key={part}>
+            <dt>{target === LabTarget.Naive && part === "key" ? "Without a key" : title}</dt>
+            <dd data-testid={`${target}-story-${part}`}>{story[part]}</dd>
+          </div>
+        ))}
+      </dl>
       <p className={`lab-verdict lab-verdict-${tone}`} data-testid={`${target}-verdict`}>
         {text}
       </p>
-      {story ? (
-        <p className="small" data-testid="crash-story">
-          {story}
-        </p>
-      ) : null}
       {outcome.report.scenario === "provider-down" ? <AttentionStory report={outcome.report} recount={recount} /> : null}
       <p className="small">
         {key ? (
@@ -241,7 +247,7 @@ function Outcome({ outcome, target, recount }: { outcome: Outcome; target: LabTa
         ))}
       </ol>
       <h3>What happened, in order</h3>
-      <SequenceDiagram steps={steps} title={TARGET_TITLE[target]} id={target} />
+      <SequenceDiagram steps={steps} title={TARGET_TITLE[target]} id={target} technical={technical} />
     </>
   );
 }

@@ -5,17 +5,26 @@
  * of layout beat a diagram library's bundle, and plain SVG attributes need
  * nothing the CSP forbids.
  *
- * Drawn at its real size (12 px text and up), with each step's words in a
- * column of their own right of the lanes, wrapped there: a label never
- * crosses a lifeline and is never cut. Rows follow the order; a pause longer
- * than BREAK_MS between two steps is drawn as a visible break ("… 3.0 s …"),
- * so a wait never looks like a step. A duplicate's wait for the key is drawn
- * as a bar on the app's lifeline from where it began to where it ended, over
- * the steps it waited for. The legend explains only what this run shows. The
- * table under it is the same content as text (screen readers, tests,
- * copy-paste), folded away by default (opened, it prints with the diagram).
+ * Each step has two wordings: plain words (the default) and the
+ * middleware's own terms (fences, phases, downstream keys), shown when the
+ * page's technical view is on.
+ *
+ * Drawn at its real size (12 px text and up) where the card has room, with
+ * each step's words in a column of their own right of the lanes, wrapped
+ * there: a label never crosses a lifeline and is never cut; slightly
+ * narrower cards scale it down a little. Where the card is narrower still (a
+ * phone), the same steps read as a list, top to bottom: the page never
+ * scrolls sideways and no words hide in an inner scroller. Rows follow the
+ * order; a pause longer than BREAK_MS between two steps is drawn as a visible
+ * break ("… 3.0 s …"), so a wait never looks like a step. A duplicate's wait
+ * for the key is recorded when it ended, after the steps it waited for, and
+ * drawn as a bar on the app's lifeline reaching back to where it began. The
+ * legend explains only what this run shows. The table under it is the same
+ * content as text (screen readers, tests, copy-paste), folded away by
+ * default (opened, it prints with the diagram).
  */
 import type { LabReport } from "./lab-api";
+import styles from "./lab.module.css";
 
 type Step = LabReport["steps"][number];
 
@@ -50,8 +59,15 @@ const COLOR = {
   wait: "#bf8700",
 };
 
-/** A duplicate's wait for the key, as the middleware reported it (recorded at the moment it began). */
+/** A duplicate's wait for the key, as the middleware reported it (recorded at the moment it ended). */
 const WAIT = /^waited (\d+) ms for the key/;
+
+/** The lanes as a shopper names them; the technical view keeps the parts' own names. */
+const PLAIN_LANE: Record<string, string> = { app: "shop" };
+const laneName = (lane: string, technical: boolean) => (technical ? lane : (PLAIN_LANE[lane] ?? lane));
+
+/** A step's words in the chosen view. */
+const wordsOf = (step: Step, technical: boolean) => (technical ? step.label : step.plain);
 
 /** Word-wraps `text` to lines of at most `width` characters (a longer word is split, not cut). */
 function wrap(text: string, width: number): string[] {
@@ -78,18 +94,18 @@ export function rebased(steps: Step[]): Step[] {
 
 type Row = { kind: "step"; step: Step; y: number; lines: string[] } | { kind: "break"; y: number; gapMs: number };
 
-/** Where each wait is drawn: from its own row down to the first row at or after its end (the last row if none). */
+/** Where each wait is drawn: from the first row at or after its start (its own row if none) down to its own row, where it ended. */
 function waitBars(rows: Row[]): { from: number; to: number; ms: number }[] {
   const steps = rows.filter((r): r is Extract<Row, { kind: "step" }> => r.kind === "step");
   return steps.flatMap((row) => {
     const ms = Number(WAIT.exec(row.step.label)?.[1] ?? NaN);
     if (Number.isNaN(ms)) return [];
-    const end = steps.find((r) => r.step.t >= row.step.t + ms && r !== row) ?? steps.at(-1)!;
-    return [{ from: row.y + FONT / 2, to: Math.max(end.y + FONT / 2, row.y + FONT), ms }];
+    const start = steps.find((r) => r.step.t >= row.step.t - ms) ?? row;
+    return [{ from: Math.min(start.y + FONT / 2, row.y), to: row.y + FONT, ms }];
   });
 }
 
-function layout(steps: Step[]): { rows: Row[]; height: number } {
+function layout(steps: Step[], technical: boolean): { rows: Row[]; height: number } {
   const rows: Row[] = [];
   let y = HEAD + 8;
   steps.forEach((step, i) => {
@@ -98,33 +114,43 @@ function layout(steps: Step[]): { rows: Row[]; height: number } {
       rows.push({ kind: "break", y, gapMs: gap });
       y += BREAK_HEIGHT;
     }
-    const lines = wrap(step.label, LABEL_CHARS);
+    const lines = wrap(wordsOf(step, technical), LABEL_CHARS);
     rows.push({ kind: "step", step, y, lines });
     y += lines.length * LINE + ROW_PAD;
   });
   return { rows, height: y + 8 };
 }
 
-export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[]; title: string; id: string }) {
+export function SequenceDiagram({
+  steps: recorded,
+  title,
+  id,
+  technical,
+}: {
+  steps: Step[];
+  title: string;
+  id: string;
+  /** The middleware's own terms instead of plain words. */
+  technical: boolean;
+}) {
   const steps = rebased(recorded);
   const lanes = steps.some((s) => s.from === "completer" || s.to === "completer") ? ALL_LANES : BASE_LANES;
   const laneX = (lane: string) => TIME_WIDTH + LANE_GAP / 2 + lanes.indexOf(lane as never) * LANE_GAP;
   const lanesRight = TIME_WIDTH + lanes.length * LANE_GAP;
   const width = lanesRight + LABEL_WIDTH;
-  const { rows, height } = layout(steps);
+  const { rows, height } = layout(steps, technical);
   const waits = waitBars(rows);
   const marker = `arrow-${id}`;
   return (
-    <figure className="sequence">
-      {/* Focusable: a diagram wider than its card scrolls, and a keyboard must be able to scroll it too. */}
-      <div className="sequence-scroll" tabIndex={0}>
+    <figure className={`sequence ${styles.figure}`}>
+      <div className={`sequence-scroll ${styles.drawing}`}>
         <svg
           width={width}
           height={height}
           viewBox={`0 0 ${width} ${height}`}
           role="img"
           aria-label={`${title}: sequence diagram, ${steps.length} steps; the table below lists them`}
-          className="sequence-svg"
+          className={`sequence-svg ${styles.svg}`}
           fontSize={FONT}
         >
           {lanes.map((lane, i) => (
@@ -136,7 +162,7 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
                 fontWeight="700"
                 fill={lane === "completer" ? COLOR.completer : COLOR.text}
               >
-                {lane}
+                {laneName(lane, technical)}
               </text>
               <line
                 x1={laneX(lane)}
@@ -160,7 +186,7 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
               fillOpacity={0.35}
               stroke={COLOR.wait}
             >
-              <title>{`a duplicate waited ${w.ms} ms for the key, from here until the attempt it waited for had finished`}</title>
+              <title>{`a repeat waited ${w.ms} ms, from here until the request it waited for had finished`}</title>
             </rect>
           ))}
           {rows.map((row, i) =>
@@ -199,8 +225,9 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
           </defs>
         </svg>
       </div>
+      <StepList rows={rows} technical={technical} />
       <figcaption className="visually-hidden">{title}</figcaption>
-      <Legend shows={shown(steps, rows, waits.length > 0)} />
+      <Legend shows={shown(steps, rows, waits.length > 0)} technical={technical} />
       <details className="steps-details">
         <summary className="small">Every step as text ({steps.length})</summary>
         <table className="table steps-table">
@@ -219,15 +246,44 @@ export function SequenceDiagram({ steps: recorded, title, id }: { steps: Step[];
             {steps.map((step, i) => (
               <tr key={i}>
                 <td className="num">{step.t.toFixed(1)}</td>
-                <td>{step.from}</td>
-                <td>{step.to}</td>
-                <td className="wrap">{step.label}</td>
+                <td>{laneName(step.from, technical)}</td>
+                <td>{laneName(step.to, technical)}</td>
+                <td className="wrap">{wordsOf(step, technical)}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </details>
     </figure>
+  );
+}
+
+/**
+ * The steps as a list, top to bottom, for a card too narrow for the drawing
+ * (CSS shows one or the other): the same rows, breaks and words, each step
+ * with who sends it to whom.
+ */
+function StepList({ rows, technical }: { rows: Row[]; technical: boolean }) {
+  return (
+    <ol className={styles.steps}>
+      {rows.map((row, i) =>
+        row.kind === "break" ? (
+          <li key={i} className={styles.pause}>
+            … {seconds(row.gapMs)} later …
+          </li>
+        ) : (
+          <li key={i} className={WAIT.test(row.step.label) ? `${styles.step} ${styles.waited}` : styles.step}>
+            <span className={styles.when}>{row.step.t.toFixed(0)} ms</span>
+            <span className={styles.lanes}>
+              {row.step.from === row.step.to
+                ? `inside the ${laneName(row.step.from, technical)}`
+                : `${laneName(row.step.from, technical)} → ${laneName(row.step.to, technical)}`}
+            </span>
+            <span className={styles.words}>{wordsOf(row.step, technical)}</span>
+          </li>
+        ),
+      )}
+    </ol>
   );
 }
 
@@ -277,11 +333,20 @@ function StepRow({
 }
 
 /** What a legend entry explains, and whether this run shows it. */
-type Shown = { fence: boolean; recoveryPoint: boolean; pause: boolean; loop: boolean; completer: boolean; wait: boolean };
+type Shown = {
+  fence: boolean;
+  takeover: boolean;
+  recoveryPoint: boolean;
+  pause: boolean;
+  loop: boolean;
+  completer: boolean;
+  wait: boolean;
+};
 
 function shown(steps: Step[], rows: Row[], wait: boolean): Shown {
   return {
     fence: steps.some((s) => /\bfence \d/.test(s.label)),
+    takeover: steps.some((s) => /^key takeover/.test(s.label)),
     recoveryPoint: steps.some((s) => s.label.includes("recovery point") || s.label.startsWith("phase ")),
     pause: rows.some((r) => r.kind === "break"),
     loop: steps.some((s) => s.from === s.to),
@@ -290,35 +355,53 @@ function shown(steps: Step[], rows: Row[], wait: boolean): Shown {
   };
 }
 
-const LEGEND: { show: keyof Shown; term: string; meaning: string }[] = [
+/** `view`: the legend of the plain words, of the technical terms, or of both (what the drawing itself shows). */
+const LEGEND: { show: keyof Shown; view?: "plain" | "technical"; term: string; meaning: string }[] = [
   {
     show: "wait",
     term: "a yellow bar",
     meaning:
-      "a duplicate request waiting for the key, from when it began to when the attempt it waited for had finished; then it gets that attempt's answer.",
+      "a repeat waiting for the request that holds its key, from when it arrived to when that request had finished; then it gets the same answer.",
+  },
+  {
+    show: "takeover",
+    view: "plain",
+    term: "takes the payment over",
+    meaning:
+      "the attempt holding the key went quiet for too long, so the next one carries on from where it stopped; the quiet one can no longer change anything, even if it wakes up late.",
+  },
+  {
+    show: "recoveryPoint",
+    view: "plain",
+    term: "a safe point",
+    meaning:
+      "a step saved on its own (the order, the charge's result): whoever takes over resumes after it and never does it twice, and the provider, asked again with the payment's own key, answers from its record.",
   },
   {
     show: "fence",
+    view: "technical",
     term: "fence N",
     meaning:
       "how many times the key has been taken up; only the attempt holding the newest fence may write, so a stopped worker that wakes up late changes nothing.",
   },
   {
     show: "recoveryPoint",
+    view: "technical",
     term: "recovery point",
     meaning:
       "a phase committed on its own; whoever takes the key over resumes after it and never repeats it (the provider gets the same key again and answers from its record).",
   },
   { show: "pause", term: "… 3.0 s …", meaning: "time passing between two steps, drawn as a break: rows follow the order, not the clock." },
   { show: "loop", term: "a loop on one lane", meaning: "something inside that part, such as the simulated crash." },
-  { show: "completer", term: "purple arrows", meaning: "the completer: the server finishing a key whose client did not come back." },
+  { show: "completer", term: "purple arrows", meaning: "the completer: the server finishing a payment whose shopper did not come back." },
 ];
 
-function Legend({ shows }: { shows: Shown }) {
-  const entries = LEGEND.filter((e) => shows[e.show]);
+function Legend({ shows, technical }: { shows: Shown; technical: boolean }) {
+  const view = technical ? "technical" : "plain";
+  const entries = LEGEND.filter((e) => shows[e.show] && (e.view === undefined || e.view === view));
   if (entries.length === 0) return null;
   return (
-    <dl className="sequence-legend small" aria-label="What this diagram shows">
+    <dl className={`sequence-legend small ${styles.legend}`} aria-label="What this diagram shows">
       {entries.map((e) => (
         <div key={e.term}>
           <dt>{e.term}</dt>

@@ -1,0 +1,1 @@
+ALTER TABLE "lab_steps" ADD COLUMN "plain" text;
