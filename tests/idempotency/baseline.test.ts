@@ -5,9 +5,8 @@
  * on such a database they change nothing, and on an empty one they build the
  * identical table — compared in the catalog: columns in order with their
  * types, nullability and defaults, constraints, indexes, storage parameters.
- * Also: a second run applies nothing, two migrators starting together apply
- * it once, a schema of the app's choosing gets the same table, and
- * `pendingMigrations` names what a run would apply.
+ * Also: a second run applies nothing, a schema of the app's choosing gets
+ * the same table, and `pendingMigrations` names what a run would apply.
  */
 import { migrate as migrateKeyTable, pendingMigrations } from "@exactly-once/trpc";
 import { drizzle } from "drizzle-orm/postgres-js";
@@ -90,13 +89,6 @@ describe("the package's baseline migration", () => {
     expect(appCatalog.storage).toMatchObject({ options: ["fillfactor=80"] });
   });
 
-  it("is applied once when two migrators start together", async () => {
-    const empty = await emptyDatabase("race");
-    const [a, b] = await Promise.all([migrateKeyTable(empty), migrateKeyTable(empty)]);
-    expect([...a, ...b]).toEqual(PACKAGE_MIGRATIONS);
-    expect(await empty`select name from exactly_once_migrations order by name`).toEqual(PACKAGE_MIGRATIONS.map((name) => ({ name })));
-  });
-
   it("puts the table in the schema it is given, identical there", async () => {
     const empty = await emptyDatabase("schema");
     expect(await migrateKeyTable(empty, { schema: "eo_keys" })).toEqual(PACKAGE_MIGRATIONS);
@@ -105,34 +97,5 @@ describe("the package's baseline migration", () => {
     expect(await pendingMigrations(empty)).toEqual(PACKAGE_MIGRATIONS);
     expect(await catalogOf(empty, "eo_keys")).toEqual(appCatalog);
     expect(await empty`select to_regclass('public.idempotency_keys') as t`).toEqual([{ t: null }]);
-  });
-
-  it("in a schema after the app's own on the search_path (the guide's advice), an app's unqualified tables stay where they are across starts", async () => {
-    const empty = await emptyDatabase("path");
-    const url = new URL(serverUrl);
-    url.pathname = `/${(await empty<{ db: string }[]>`select current_database() as db`)[0]!.db}`;
-    /** One start of an app that migrates, creates its table unqualified and counts its rows, on a pool with `searchPath`. */
-    const start = async (searchPath: string, insert = false) => {
-      const pool = postgres(url.toString(), { max: 1, onnotice: () => {}, connection: { search_path: searchPath } });
-      try {
-        await migrateKeyTable(pool, { schema: "idempotency" });
-        await pool`create table if not exists orders (id serial primary key)`;
-        if (insert) await pool`insert into orders default values`;
-        // Where each unqualified name resolves on this pool, and how many orders the app sees there.
-        const schemaOf = (name: string) => pool`(select relnamespace::regnamespace::text from pg_class where oid = to_regclass(${name}))`;
-        const [row] = await pool<
-          { orders: number; ordersIn: string; keys: string }[]
-        >`select (select count(*)::int from orders) as orders, ${schemaOf("orders")} as "ordersIn", ${schemaOf("idempotency_keys")} as keys`;
-        return row;
-      } finally {
-        await pool.end({ timeout: 5 });
-      }
-    };
-    const advised = { orders: 1, ordersIn: "public", keys: "idempotency" };
-    expect(await start("public,idempotency", true)).toEqual(advised);
-    // The advice: the app's schema first. The next start finds its order, the middleware its key table.
-    expect(await start("public,idempotency")).toEqual(advised);
-    // The trap the guide warns of: the package's schema first, and a start creates an empty idempotency.orders that hides the real one.
-    expect(await start("idempotency,public")).toEqual({ orders: 0, ordersIn: "idempotency", keys: "idempotency" });
   });
 });

@@ -10,13 +10,12 @@ import { inject } from "vitest";
 import { z } from "zod";
 import { database } from "../../db/client";
 import { DomainError } from "../../server/errors";
-import { createIdempotencyProcedures, type IdempotencyEvent, type RecoverableHandle } from "@exactly-once/trpc";
-import { eventLog } from "../../server/app";
-import { createContextInner, idempotencyRuntime, restHandlerFor } from "../../server/app";
+import type { RecoverableHandle } from "@exactly-once/trpc";
+import { createContextInner, eventLog, restHandlerFor } from "../../server/app";
 import type { Tenant as TestTenant } from "../support/api";
 import type { Db } from "../../db/client";
 import type { RestMeta } from "../../server/meta";
-import { createCallerFactory, idempotentProcedure, recoverableProcedure, router, tenantProcedure } from "../../server/trpc";
+import { createCallerFactory, idempotentProcedure, recoverableProcedure, router } from "../../server/trpc";
 
 export { barrier, newTenant, type Tenant as TestTenant } from "../support/api";
 
@@ -36,11 +35,9 @@ export async function ensureEffectsTable() {
       note text not null, amount integer not null, created_at timestamptz not null default now())`);
 }
 
-export type Point = "before" | "after-write" | "between" | "before-complete";
+export type Point = "before" | "after-write" | "between";
 /** Keyed by the input's `tag`: each test uses its own tags, so tests never see each other's hooks. */
 export const hooks = new Map<string, (point: Point) => Promise<void> | void>();
-/** Downstream calls a recoverable handler made (stands in for a provider), by tag. */
-export const downstreamCalls: { tag: string; downstreamKey: string }[] = [];
 
 export const input = z.object({
   tag: z.string().min(1),
@@ -57,13 +54,6 @@ function outcome(i: Input) {
   if (i.outcome === "boom") throw new Error("an unexpected failure");
 }
 
-/** A holder that never renews its lease: what a stalled or partitioned process looks like to the others. */
-const stalling = createIdempotencyProcedures({ ...idempotencyRuntime, renewEveryMs: () => 0 });
-
-/** Every event of the `eager` holder, which renews its lease every millisecond (renewals are in flight when it completes). */
-export const eagerEvents: IdempotencyEvent[] = [];
-const eager = createIdempotencyProcedures({ ...idempotencyRuntime, renewEveryMs: () => 1, onEvent: (event) => eagerEvents.push(event) });
-
 function recoverableHandler() {
   return async ({ ctx, input: i }: { ctx: { tenant: { id: string }; idempotency: RecoverableHandle<Db> }; input: Input }) => {
     const h = ctx.idempotency;
@@ -75,7 +65,6 @@ function recoverableHandler() {
       return { effectId: row!.id };
     });
     await hooks.get(i.tag)?.("between");
-    downstreamCalls.push({ tag: i.tag, downstreamKey: h.downstreamKey });
     const settled = await h.phase("settled", async (tx) => {
       const [row] = await tx
         .insert(effects)
@@ -83,7 +72,6 @@ function recoverableHandler() {
         .returning();
       return { effectId: row!.id };
     });
-    await hooks.get(i.tag)?.("before-complete");
     outcome(i);
     return { recorded: recorded.effectId, settled: settled.effectId, tag: i.tag, amount: i.amount };
   };
@@ -114,20 +102,6 @@ export const testRouter = router({
     }),
   recoverable: recoverableProcedure(input, { waitMs: 5_000 }).meta(rest("/t/recoverable")).mutation(recoverableHandler()),
   recoverableNoWait: recoverableProcedure(input, { waitMs: 0 }).meta(rest("/t/recoverable-no-wait")).mutation(recoverableHandler()),
-  /** A short lease that only renewal keeps alive. */
-  renewing: recoverableProcedure(input, { leaseMs: 300, waitMs: 0 }).meta(rest("/t/renewing")).mutation(recoverableHandler()),
-  /** The same short lease, renewed for three leases at most. */
-  hanging: recoverableProcedure(input, { leaseMs: 300, maxHoldMs: 900, waitMs: 0 }).meta(rest("/t/hanging")).mutation(recoverableHandler()),
-  stalling: tenantProcedure
-    .meta({ idempotent: true, ...rest("/t/stalling") })
-    .input(input)
-    .concat(stalling.recoverable({ leaseMs: 400, waitMs: 0 }))
-    .mutation(recoverableHandler()),
-  eager: tenantProcedure
-    .meta({ idempotent: true, ...rest("/t/eager") })
-    .input(input)
-    .concat(eager.recoverable({ waitMs: 0 }))
-    .mutation(recoverableHandler()),
 });
 
 const createCaller = createCallerFactory(testRouter);

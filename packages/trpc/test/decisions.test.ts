@@ -58,6 +58,8 @@ describe.each(FLAVOURS)("$flavour ($procedure)", ({ procedure }) => {
     expect(other.replayed).toBe(false);
     expect(other.body).not.toBe(one.body);
     expect(executions.get(tag)).toBe(2);
+    expect(await effectsOf(sql, tag, "t1")).toEqual(ONE_EXECUTION[procedure]);
+    expect(await effectsOf(sql, tag, "t2")).toEqual(ONE_EXECUTION[procedure]);
   });
 
   it("a final refusal (4xx) after the claim is stored: a retry gets it back and nothing runs", async () => {

@@ -8,7 +8,8 @@
  *   call to a downstream stand-in (`downstream_calls`, with the key the
  *   middleware derives for it), and a `charged` row at its second.
  * `hooks` hold a call at a point, by the input's `tag`; `outcome` makes a
- * call refuse (403, final) or fail (500, not final).
+ * call refuse (403, final) or fail (500, not final), before it writes or,
+ * `late-`, after everything it writes.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -16,7 +17,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
-import postgres, { type Sql } from "postgres";
+import postgres, { type ReservedSql, type Sql } from "postgres";
+import { expect } from "vitest";
 import { z } from "zod";
 import {
   createIdempotencyProcedures,
@@ -24,10 +26,13 @@ import {
   idempotencyHeaders,
   migrate,
   type IdempotencyContext,
+  type IdempotencyEvent,
+  type IdempotencyRuntime,
   type ProcedureOptions,
 } from "../src/index.js";
 
-export type Point = "before" | "between";
+/** `after-write`: an atomic handler's row written, its transaction open; `before-complete`: a recoverable one's last phase committed. */
+export type Point = "before" | "after-write" | "between" | "before-complete";
 /** Code a call runs at a point, by its tag; a test's own tags, so tests never meet each other's hooks. */
 export const hooks = new Map<string, (point: Point) => Promise<void> | void>();
 /** Executions of each tag's handler in this process, counted before anything is written. */
@@ -36,7 +41,8 @@ export const executions = new Map<string, number>();
 export const input = z.object({
   tag: z.string().min(1),
   amount: z.number().int().positive(),
-  outcome: z.enum(["ok", "refuse", "boom"]).default("ok"),
+  outcome: z.enum(["ok", "refuse", "boom", "late-refuse", "late-boom"]).default("ok"),
+  extra: z.record(z.string(), z.unknown()).optional(),
 });
 export type Input = z.input<typeof input>;
 
@@ -47,10 +53,19 @@ async function start(i: z.infer<typeof input>): Promise<void> {
   if (i.outcome === "boom") throw new Error("an unexpected failure");
 }
 
-const t = initTRPC.context<IdempotencyContext>().create();
+function finish(i: z.infer<typeof input>): void {
+  if (i.outcome === "late-refuse") throw new TRPCError({ code: "FORBIDDEN", message: "Refused by a test rule." });
+  if (i.outcome === "late-boom") throw new Error("an unexpected failure");
+}
 
-export function createApp(sql: Sql, defaults: ProcedureOptions = {}) {
-  const idempotency = createIdempotencyProcedures(createRuntime({ sql, defaults }));
+// As in production: an error answer carries no stack, so a replayed refusal is the stored one byte for byte.
+const t = initTRPC.context<IdempotencyContext>().create({ isDev: false });
+
+/** Runtime options beyond the defaults (`onEvent`, `renewEveryMs`, `admitNewKey`, …) for a test's own app. */
+export type Overrides = Partial<IdempotencyRuntime<ReservedSql>>;
+
+export function createApp(sql: Sql, defaults: ProcedureOptions = {}, overrides: Overrides = {}) {
+  const idempotency = createIdempotencyProcedures({ ...createRuntime({ sql, defaults }), ...overrides });
   const router = t.router({
     deposit: t.procedure
       .input(input)
@@ -60,6 +75,8 @@ export function createApp(sql: Sql, defaults: ProcedureOptions = {}) {
         const [row] = await ctx.idempotency.tx<{ id: string }[]>`
           insert into effects (tenant_id, key, tag, note, amount)
           values (${ctx.tenant.id}, ${ctx.idempotency.key}, ${i.tag}, 'deposit', ${i.amount}) returning id`;
+        await hooks.get(i.tag)?.("after-write");
+        finish(i);
         return { effectId: Number(row!.id), amount: i.amount };
       }),
     pay: t.procedure
@@ -76,10 +93,13 @@ export function createApp(sql: Sql, defaults: ProcedureOptions = {}) {
         });
         await sql`insert into downstream_calls (tag, downstream_key) values (${i.tag}, ${h.downstreamKey})`;
         await hooks.get(i.tag)?.("between");
-        return h.phase("charged", async (tx) => {
+        const charged = await h.phase("charged", async (tx) => {
           await tx`insert into effects (tenant_id, key, tag, note, amount) values (${ctx.tenant.id}, ${h.key}, ${i.tag}, 'charged', ${i.amount})`;
           return { effectId: recorded.effectId, amount: i.amount };
         });
+        await hooks.get(i.tag)?.("before-complete");
+        finish(i);
+        return charged;
       }),
   });
   return { router, createCaller: t.createCallerFactory(router) };
@@ -104,9 +124,9 @@ export async function openDatabase(url: string, max = 40): Promise<Sql> {
 export type Served = { base: string; close: () => Promise<void> };
 
 /** The app on the standalone adapter at 127.0.0.1 (a free port); the tenant is the `x-tenant` header's, `t1` without one. */
-export async function serve(sql: Sql, defaults: ProcedureOptions = {}, port = 0): Promise<Served> {
+export async function serve(sql: Sql, defaults: ProcedureOptions = {}, overrides: Overrides = {}): Promise<Served> {
   const server = createHTTPServer({
-    router: createApp(sql, defaults).router,
+    router: createApp(sql, defaults, overrides).router,
     createContext: ({ req }) => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
@@ -114,7 +134,7 @@ export async function serve(sql: Sql, defaults: ProcedureOptions = {}, port = 0)
     },
     responseMeta: ({ ctx }) => ({ headers: idempotencyHeaders(ctx) }),
   });
-  server.listen(port, "127.0.0.1");
+  server.listen(0, "127.0.0.1");
   await once(server, "listening");
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -122,14 +142,14 @@ export async function serve(sql: Sql, defaults: ProcedureOptions = {}, port = 0)
   };
 }
 
-export type Answer = { status: number; body: string; replayed: boolean };
+export type Answer = { status: number; body: string; replayed: boolean; retryAfter: string | null };
 
-/** One POST of `body` to `procedure`, on a connection of its own. */
+/** One POST of `body` (or of that text) to `procedure`, on a connection of its own. */
 export async function post(
   base: string,
   procedure: Flavour,
   key: string | undefined,
-  body: Input,
+  body: Input | string,
   headers: Record<string, string> = {},
 ): Promise<Answer> {
   const res = await fetch(`${base}/${procedure}`, {
@@ -140,16 +160,108 @@ export async function post(
       ...(key === undefined ? {} : { "idempotency-key": key }),
       ...headers,
     },
-    body: JSON.stringify(body),
+    body: typeof body === "string" ? body : JSON.stringify(body),
   });
-  return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
+  return {
+    status: res.status,
+    body: await res.text(),
+    replayed: res.headers.get("idempotent-replayed") === "true",
+    retryAfter: res.headers.get("retry-after"),
+  };
 }
 
-/** The rows a tag's executions left, by note. */
-export async function effectsOf(sql: Sql, tag: string): Promise<Record<string, number>> {
-  const rows = await sql<{ note: string; n: number }[]>`select note, count(*)::int as n from effects where tag = ${tag} group by note`;
+/** A tRPC caller of `app` (no HTTP in between), sending `key` (or none) as Idempotency-Key, as `tenant`. */
+export const caller = (app: ReturnType<typeof createApp>, key?: string, tenant = "t1") =>
+  app.createCaller({ headers: new Headers(key === undefined ? {} : { "idempotency-key": key }), tenant: { id: tenant } });
+
+/** The rows a tag's executions left, by note (only `tenant`'s, given one). */
+export async function effectsOf(sql: Sql, tag: string, tenant?: string): Promise<Record<string, number>> {
+  const rows = await sql<{ note: string; n: number }[]>`
+    select note, count(*)::int as n from effects where tag = ${tag} and (${tenant ?? null}::text is null or tenant_id = ${tenant ?? null})
+    group by note`;
   return Object.fromEntries(rows.map((r) => [r.note, r.n]));
 }
+
+export type KeyRow = {
+  state: string;
+  fingerprint: string;
+  response_status: number | null;
+  response_body: string | null;
+  replay_count: number;
+  fence: string;
+  recovery_point: string;
+  lease_expired: boolean;
+};
+
+/** The key's row, as the middleware left it. */
+export async function keyRow(sql: Sql, key: string, tenant = "t1"): Promise<KeyRow | undefined> {
+  const [row] = await sql<KeyRow[]>`
+    select state, fingerprint, response_status, response_body, replay_count, fence, recovery_point,
+           coalesce(locked_until <= now(), true) as lease_expired
+    from idempotency_keys where tenant_id = ${tenant} and key = ${key}`;
+  return row;
+}
+
+/** The events an app's `onEvent` received, and the sink to hand it. */
+export function recorder() {
+  const events: IdempotencyEvent[] = [];
+  return {
+    events,
+    onEvent: (event: IdempotencyEvent) => void events.push(event),
+    of: (key: string) => events.filter((e) => e.key === key),
+  };
+}
+
+/**
+ * Holds the first call of `tag` that reaches `point` (any point when none is
+ * given) until `release()`; every later arrival passes straight through.
+ * `entered` resolves once that call is parked.
+ */
+export function park(tag: string, point?: Point) {
+  const entered = deferred();
+  const hold = deferred();
+  let parked = false;
+  hooks.set(tag, async (at) => {
+    if (parked || (point && at !== point)) return;
+    parked = true;
+    entered.resolve();
+    await hold.promise;
+  });
+  return { entered: entered.promise, release: hold.resolve };
+}
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** A barrier for `n` parties: each call resolves once all `n` have called. */
+export function barrier(n: number): () => Promise<void> {
+  const all = deferred();
+  let arrived = 0;
+  return () => {
+    if (++arrived === n) all.resolve();
+    return all.promise;
+  };
+}
+
+/** The TRPCError a call failed with (fails the test if it did not fail that way). */
+export async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(TRPCError);
+  return error as TRPCError;
+}
+
+/** Polls `condition` until it holds. */
+export async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
+  while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const downstreamCallsOf = (sql: Sql, tag: string) =>
   sql<{ downstream_key: string }[]>`select downstream_key from downstream_calls where tag = ${tag} order by id`.then((rows) =>
@@ -168,7 +280,15 @@ export const ONE_EXECUTION: Record<Flavour, Record<string, number>> = { deposit:
  * app in a process of its own, takes the key and stops at `point`, and is
  * SIGKILLed there.
  */
-export async function crashHolder(url: string, leaseMs: number, procedure: Flavour, key: string, point: Point): Promise<void> {
+export async function crashHolder(
+  url: string,
+  leaseMs: number,
+  procedure: Flavour,
+  key: string,
+  point: Point,
+  /** What to look at while the holder holds the key, before it dies. */
+  whileHeld: () => Promise<void> = async () => undefined,
+): Promise<void> {
   const child = spawn(
     process.execPath,
     ["--import", "tsx", path.join(import.meta.dirname, "holder-child.ts"), url, String(leaseMs), procedure, key, point],
@@ -180,7 +300,11 @@ export async function crashHolder(url: string, leaseMs: number, procedure: Flavo
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const exited = once(child, "exit");
   for (let i = 0; i < 300 && !out.includes("holding") && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 50));
-  child.kill("SIGKILL");
+  try {
+    if (out.includes("holding")) await whileHeld();
+  } finally {
+    child.kill("SIGKILL");
+  }
   await exited;
   if (!out.includes("holding")) throw new Error(`the holder never reached "${point}" (${out.trim() || "no output"})`);
 }

@@ -14,8 +14,10 @@ import {
   FLAVOURS,
   fresh,
   hooks,
+  keyRow,
   ONE_EXECUTION,
   openDatabase,
+  recorder,
   serve,
   type Answer,
   type Flavour,
@@ -25,11 +27,12 @@ import {
 const SENDS = 20;
 const ROUNDS = 5;
 
+const log = recorder();
 let sql: Sql;
 let app: Served;
 beforeAll(async () => {
   sql = await openDatabase(inject("packageDatabaseUrl"), SENDS + 10);
-  app = await serve(sql);
+  app = await serve(sql, {}, { onEvent: log.onEvent });
 });
 afterAll(async () => {
   await app?.close();
@@ -57,7 +60,14 @@ function prepare(procedure: Flavour, key: string, body: unknown, first: boolean)
     req.once("response", (res) => {
       let text = "";
       res.on("data", (chunk: Buffer) => (text += chunk.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, replayed: res.headers["idempotent-replayed"] === "true" }));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body: text,
+          replayed: res.headers["idempotent-replayed"] === "true",
+          retryAfter: (res.headers["retry-after"] as string | undefined) ?? null,
+        }),
+      );
     });
     req.once("error", reject);
   });
@@ -79,6 +89,14 @@ describe.each(FLAVOURS)("$flavour ($procedure)", ({ procedure }) => {
       const successes = answers.filter((a) => a.status === 200);
       expect(successes.length).toBeGreaterThan(0);
       expect(new Set(successes.map((a) => a.body)).size, "every success is the one stored answer").toBe(1);
+      expect(
+        successes.filter((a) => !a.replayed),
+        "one success ran, the others replayed it",
+      ).toHaveLength(1);
+      const row = await keyRow(sql, tag);
+      expect(row).toMatchObject({ state: "completed", response_status: 200 });
+      expect(JSON.parse(row!.response_body!)).toEqual(JSON.parse(successes[0]!.body).result.data);
+      expect(log.of(tag).filter((e) => e.type === "replayed")).toHaveLength(successes.length - 1);
       expect(
         answers.filter((a) => a.status !== 200 && a.status !== 409),
         "a duplicate is the answer or a 409 while it runs",
