@@ -129,25 +129,31 @@ describe("the limits of a key transaction", () => {
     expect(p.opening(key)).toBe("begin; set local idle_in_transaction_session_timeout = 300");
   });
 
+  // On postgres-js 3.x the connection the server ends here throws from a timer and hangs the retry (docs/DRIVERS.md,
+  // defects 2, 4 and 5, which 3.4.10 still has): the guide sends adopters to 4.x for exactly this.
+  const survivesServerClose = Number(process.env.POSTGRES_DRIVER_VERSION!.split(".")[0]) >= 4;
   for (const [label, carried] of [
     ["carried by the connection", IMPATIENT],
     ["set by the transaction over the connection's own", DEFAULT],
   ] as const) {
-    it(`a transaction left open past the idle limit (${label}) ends on the server; the retry takes the key, once`, async () => {
-      const p = procedureOn(pool(carried), IMPATIENT);
-      const key = fresh("abandoned");
-      p.parked.add(key);
-      const first = p.call(key).then(
-        () => "committed",
-        () => "failed",
-      );
-      // The retry comes while the first attempt is still parked, its transaction ended on the server by then.
-      await new Promise((r) => setTimeout(r, 1_000));
-      p.parked.delete(key);
-      const retry = await p.call(key);
-      expect(await first).toBe("failed");
-      expect(await effectsOf(sql, key)).toEqual({ write: 1 });
-      expect(await keyRow(sql, key)).toMatchObject({ state: "completed", fence: "1", response_body: JSON.stringify(retry) });
-    });
+    it.runIf(survivesServerClose)(
+      `a transaction left open past the idle limit (${label}) ends on the server; the retry takes the key, once (postgres-js 4)`,
+      async () => {
+        const p = procedureOn(pool(carried), IMPATIENT);
+        const key = fresh("abandoned");
+        p.parked.add(key);
+        const first = p.call(key).then(
+          () => "committed",
+          () => "failed",
+        );
+        // The retry comes while the first attempt is still parked, its transaction ended on the server by then.
+        await new Promise((r) => setTimeout(r, 1_000));
+        p.parked.delete(key);
+        const retry = await p.call(key);
+        expect(await first).toBe("failed");
+        expect(await effectsOf(sql, key)).toEqual({ write: 1 });
+        expect(await keyRow(sql, key)).toMatchObject({ state: "completed", fence: "1", response_body: JSON.stringify(retry) });
+      },
+    );
   }
 });
