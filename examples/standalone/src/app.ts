@@ -44,7 +44,7 @@ export function createApp(sql: Sql, provider: Provider, options: { leaseMs?: num
           return { id: Number(row!.id) };
         });
         const { chargeId } = await provider.charge({ key: ctx.idempotency.downstreamKey, amount: input.amount });
-        return ctx.idempotency.phase("charged", async (tx) => {
+        return ctx.idempotency.finish("charged", async (tx) => {
           await tx`update transfers set charge_id = ${chargeId} where id = ${transfer.id}`;
           return { transferId: transfer.id, chargeId, amount: input.amount, to: input.to };
         });

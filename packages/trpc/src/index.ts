@@ -16,6 +16,7 @@ export type {
   IdempotencyContext,
   IdempotencyEventSink,
   IdempotencyRuntime,
+  Json,
   ProcedureOptions,
   RecoverableHandle,
   StoredResponse,

@@ -161,26 +161,37 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
 
   const lease = holdLease(sql, a, fence, runtime.renewEveryMs ? runtime.renewEveryMs(a.leaseMs) : Math.floor(a.leaseMs / 3));
   const done: Record<string, unknown> = { ...(recoveryData ?? {}) };
+  /** What `finish` stored, and the value it was made of: the key is completed, nothing runs after it. */
+  let finished: { outcome: store.Outcome; value: unknown } | undefined;
+  const lost = () => {
+    lease.lose();
+    return lease.signal.reason as Error;
+  };
+
+  /** Whether `name` runs at all: a phase an earlier attempt committed is skipped, and nothing runs after `finish`. */
+  const skipped = (name: string): { value: never } | undefined => {
+    if (finished) throw new Error(`phase "${name}" after finish: finish's value is the answer, and nothing runs after it`);
+    if (lease.signal.aborted) throw lease.signal.reason;
+    if (!(name in done)) return undefined;
+    a.event(E.PhaseSkipped, { fence, recoveryPoint: name });
+    return { value: done[name] as never };
+  };
+
   const handle: RecoverableHandle<TTx> = {
     key: a.key,
     downstreamKey: downstreamKeyOf(a, generation),
     recoveryPoint: taken.value.recoveryPoint,
     signal: lease.signal,
     phase: async (name, fn) => {
-      if (lease.signal.aborted) throw lease.signal.reason;
-      if (name in done) {
-        a.event(E.PhaseSkipped, { fence, recoveryPoint: name });
-        return done[name] as never;
-      }
+      const skip = skipped(name);
+      if (skip) return skip.value;
       const value = await inTransaction(runtime.reserve, async (t) => {
         // The fence's row lock goes out with the phase's first statement, which runs behind it; what it found is
         // checked before the phase counts for anything: a holder that lost the key commits nothing of it.
         const owned = t.beginAhead(a.setup, store.lockOwned(t.conn, a, fence));
         const stillOwned = async () => {
           const [mine] = await owned;
-          if (mine.length > 0) return;
-          lease.lose();
-          throw lease.signal.reason;
+          if (mine.length === 0) throw lost();
         };
         const value = await fn(runtime.transaction(t.conn)).catch(async (error: unknown) => {
           await stillOwned();
@@ -189,6 +200,27 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
         await stillOwned();
         done[name] = value ?? null;
         await t.commit(store.savePoint(t.conn, a, fence, name, done, a.leaseMs));
+        handle.recoveryPoint = name;
+        return value;
+      });
+      a.event(E.PhaseCommitted, { fence, recoveryPoint: name });
+      return value;
+    },
+    finish: async (name, fn) => {
+      const skip = skipped(name);
+      if (skip) return skip.value;
+      const value = await inTransaction(runtime.reserve, async (t) => {
+        // No lock ahead (the floor takes none): the completion is the key row's one write, and it fails under a
+        // stale fence, so COMMIT ends the transaction, the handler's writes included, without them.
+        t.beginAhead(a.setup);
+        const value = await fn(runtime.transaction(t.conn));
+        const outcome = outcomeOf(runtime, successStatus, { ok: true, data: value })!;
+        // A renewal still in flight must not count the completed key as lost.
+        lease.stop();
+        await t.commit(store.complete(t.conn, a, fence, outcome, { point: name })).catch((error: unknown) => {
+          throw store.rowChanged(error) ? lost() : error;
+        });
+        finished = { outcome, value };
         handle.recoveryPoint = name;
         return value;
       });
@@ -208,6 +240,14 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   }
   // Whatever the handler made of it, an attempt that lost its key must say so.
   if (lease.signal.aborted) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
+  if (finished) {
+    // Every replay gives the stored answer, so the first must be it too: answering anything else is a handler bug.
+    const { outcome, value } = finished;
+    if (!result.ok || (result.data !== value && JSON.stringify(result.data) !== outcome.body)) {
+      throw new Error(`"${a.procedure}" did not answer with the value its finish stored: return what finish returns`);
+    }
+    return { kind: "owned" as const, value: stored(a, fence, result, outcome) };
+  }
   const outcome = outcomeOf(runtime, successStatus, result);
   if (!outcome) {
     await store.release(sql, a, fence);
@@ -223,6 +263,10 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
     lease.lose();
     refuse(a, new IdempotencyLeaseLostError(a.key, fence));
   }
+  return { kind: "owned" as const, value: stored(a, fence, result, outcome) };
+}
+
+function stored<R extends HandlerResult>(a: Attempt, fence: number, result: R, outcome: store.Outcome): Settled<R> {
   a.event(E.Completed, { fence, status: outcome.status });
-  return { kind: "owned" as const, value: { result, stored: { status: outcome.status, body: outcome.body } } satisfies Settled<R> };
+  return { result, stored: { status: outcome.status, body: outcome.body } };
 }

@@ -234,8 +234,15 @@ function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean)
     where k.fence = ${seenFence} and (${fresh} or (k.state = ${KeyState.InProgress} and ${isLeaseOver(q, "k")}))
     ${returningClaim(q)})
     select * from taken
-    ${orFail ? q`union all select null::bigint, null::text, null::text, null::text where 1 / (select count(*)::int from taken) = 0` : q``}`;
+    ${orFail ? q`union all select null::bigint, null::text, null::text, null::text where ${noneFails(q, "taken")}` : q``}`;
 }
+
+/**
+ * A condition that is never true and fails the statement (22012, a division
+ * by zero: `rowChanged`) when the CTE `name` wrote no row, so that a COMMIT
+ * pipelined behind it ends the transaction instead of committing it.
+ */
+const noneFails = (q: ISql, name: string) => q`1 / (select count(*)::int from ${q(name)}) = 0`;
 
 /**
  * The take failed because the row is not what the taker saw: a row appeared
@@ -317,13 +324,21 @@ export function savePoint(q: ISql, k: KeyRef, fence: number, point: string, data
 
 export type Outcome = { state: typeof KeyState.Completed | typeof KeyState.Failed; status: number; body: string };
 
-export function complete(q: ISql, k: KeyRef, fence: number, o: Outcome) {
-  return q`
+/**
+ * Stores the outcome if the holder of `fence` still owns the key; nothing
+ * comes back when it lost it. A `finish` also records its phase as the
+ * recovery point and has the statement fail then (`orFail`), so that the
+ * business writes of the COMMIT pipelined behind it go nowhere.
+ */
+export function complete(q: ISql, k: KeyRef, fence: number, o: Outcome, finish?: { point: string }) {
+  const update = q`
     update idempotency_keys set
+      ${finish ? q`recovery_point = ${finish.point},` : q``}
       state = ${o.state}, response_status = ${o.status}, response_body = ${o.body},
       locked_until = null, completed_at = now(), updated_at = now()
     where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
     returning 1`;
+  return finish ? q`with done as (${update}) select 1 from done union all select 1 where ${noneFails(q, "done")}` : update;
 }
 
 /** Gives the key up after an unexpected error: the fingerprint and recovery point stay, the lease ends now. */

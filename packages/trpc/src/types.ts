@@ -122,7 +122,8 @@ export type AtomicHandle<TTx> = {
   tx: TTx;
 };
 
-type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+/** What a phase returns and the key stores: JSON as `JSON.stringify` writes it. */
+export type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
 export type RecoverableHandle<TTx> = {
   key: string;
@@ -138,4 +139,12 @@ export type RecoverableHandle<TTx> = {
    * its stored value is returned.
    */
   phase<T extends Json>(name: string, fn: (tx: TTx) => Promise<T>): Promise<T>;
+  /**
+   * The last phase: `fn`'s writes commit together with the key's completion,
+   * `fn`'s value stored as the answer, so a handler that calls out once costs
+   * two commits, its claim and this. Return its value from the handler;
+   * nothing runs after it. A final refusal is not a finish: commit its writes
+   * in a `phase` and throw.
+   */
+  finish<T extends Json>(name: string, fn: (tx: TTx) => Promise<T>): Promise<T>;
 };

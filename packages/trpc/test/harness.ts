@@ -6,7 +6,11 @@
  * - `deposit` (atomic): one row, in the key's transaction;
  * - `pay` (recoverable): a `recorded` row at its first recovery point, a
  *   call to a downstream stand-in (`downstream_calls`, with the key the
- *   middleware derives for it), and a `charged` row at its second.
+ *   middleware derives for it), and a `charged` row at its second;
+ * - `charge` (recoverable, a payment's common path): the call out, then a
+ *   `charged` row that commits with the key's completion (`finish`); its
+ *   downstream stand-in is this process's `charges`, so that the database
+ *   sees the middleware's commits and no others.
  * `hooks` hold a call at a point, by the input's `tag`; `outcome` makes a
  * call refuse (403, final) or fail (500, not final), before it writes or,
  * `late-`, after everything it writes.
@@ -31,10 +35,12 @@ import {
   type ProcedureOptions,
 } from "../src/index.js";
 
-/** `after-write`: an atomic handler's row written, its transaction open; `before-complete`: a recoverable one's last phase committed. */
+/** `after-write`: a handler's row written, its transaction open (an atomic one's, or `charge`'s finish); `before-complete`: `pay`'s last phase committed. */
 export type Point = "before" | "after-write" | "between" | "before-complete";
 /** Code a call runs at a point, by its tag; a test's own tags, so tests never meet each other's hooks. */
 export const hooks = new Map<string, (point: Point) => Promise<void> | void>();
+/** `charge`'s calls out in this process, by tag: the downstream keys it sent. */
+export const charges = new Map<string, string[]>();
 /** Executions of each tag's handler in this process, counted before anything is written. */
 export const executions = new Map<string, number>();
 
@@ -53,7 +59,7 @@ async function start(i: z.infer<typeof input>): Promise<void> {
   if (i.outcome === "boom") throw new Error("an unexpected failure");
 }
 
-function finish(i: z.infer<typeof input>): void {
+function failLate(i: z.infer<typeof input>): void {
   if (i.outcome === "late-refuse") throw new TRPCError({ code: "FORBIDDEN", message: "Refused by a test rule." });
   if (i.outcome === "late-boom") throw new Error("an unexpected failure");
 }
@@ -76,7 +82,7 @@ export function createApp(sql: Sql, defaults: ProcedureOptions = {}, overrides: 
           insert into effects (tenant_id, key, tag, note, amount)
           values (${ctx.tenant.id}, ${ctx.idempotency.key}, ${i.tag}, 'deposit', ${i.amount}) returning id`;
         await hooks.get(i.tag)?.("after-write");
-        finish(i);
+        failLate(i);
         return { effectId: Number(row!.id), amount: i.amount };
       }),
     pay: t.procedure
@@ -98,17 +104,35 @@ export function createApp(sql: Sql, defaults: ProcedureOptions = {}, overrides: 
           return { effectId: recorded.effectId, amount: i.amount };
         });
         await hooks.get(i.tag)?.("before-complete");
-        finish(i);
+        failLate(i);
         return charged;
+      }),
+    charge: t.procedure
+      .input(input)
+      .concat(idempotency.recoverable())
+      .mutation(async ({ ctx, input: i }) => {
+        await start(i);
+        const h = ctx.idempotency;
+        charges.set(i.tag, [...(charges.get(i.tag) ?? []), h.downstreamKey]);
+        await hooks.get(i.tag)?.("between");
+        return h.finish("charged", async (tx) => {
+          const [row] = await tx<{ id: string }[]>`
+            insert into effects (tenant_id, key, tag, note, amount)
+            values (${ctx.tenant.id}, ${h.key}, ${i.tag}, 'charged', ${i.amount}) returning id`;
+          await hooks.get(i.tag)?.("after-write");
+          failLate(i);
+          return { effectId: Number(row!.id), amount: i.amount };
+        });
       }),
   });
   return { router, createCaller: t.createCallerFactory(router) };
 }
 
-export type Flavour = "deposit" | "pay";
+export type Flavour = "deposit" | "pay" | "charge";
 export const FLAVOURS: { procedure: Flavour; flavour: string }[] = [
   { procedure: "deposit", flavour: "atomic" },
   { procedure: "pay", flavour: "recoverable" },
+  { procedure: "charge", flavour: "recoverable, finished" },
 ];
 
 /** The database at `url` (the run's: `inject("packageDatabaseUrl")`), migrated, with the test tables, on a pool of `max` connections. */
@@ -273,7 +297,11 @@ let counter = 0;
 export const fresh = (what: string) => `${what}-${process.pid}-${Date.now().toString(36)}-${++counter}`;
 
 /** What one execution of each flavour leaves. */
-export const ONE_EXECUTION: Record<Flavour, Record<string, number>> = { deposit: { deposit: 1 }, pay: { recorded: 1, charged: 1 } };
+export const ONE_EXECUTION: Record<Flavour, Record<string, number>> = {
+  deposit: { deposit: 1 },
+  pay: { recorded: 1, charged: 1 },
+  charge: { charged: 1 },
+};
 
 /**
  * A holder that dies with `key` in progress: test/holder-child.ts serves the
