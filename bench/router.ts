@@ -6,8 +6,8 @@
  * that stores a result can do (the plain transaction plus one INSERT of the
  * completed key row, pipelined with COMMIT: no lookup, no lock); `read` reads
  * one payment back, the baseline a replay is compared with. `recoverable`
- * does the same write in a phase of the recoverable flavour around a call
- * out that does nothing, and `recoverableFloor` is that flavour's floor: the
+ * calls out (a call that does nothing), then does the same write in the
+ * recoverable flavour's `finish`, and `recoverableFloor` is that flavour's floor: the
  * claim committed on its own, then the write and the key's completion in
  * one transaction (two commits, no lookup, no lock, no lease renewal).
  */
@@ -130,9 +130,8 @@ export const benchRouter = router({
     .meta(rest("POST", "/bench/recoverable", 201))
     .mutation(async ({ ctx, input }) => {
       const h = ctx.idempotency;
-      const output = await h.phase("recorded", (tx) => recordPayment(tx, ctx.tenant.id, input, newId("pay"), { idempotencyKey: h.key }));
       await callOut(h.downstreamKey);
-      return output;
+      return h.finish("recorded", (tx) => recordPayment(tx, ctx.tenant.id, input, newId("pay"), { idempotencyKey: h.key }));
     }),
   recoverableFloor: tenantProcedure
     .meta(rest("POST", "/bench/recoverable-floor", 201))

@@ -19,8 +19,11 @@ export async function createOrder(
   const h = ctx.idempotency;
   const tenantId = ctx.tenant.id;
   const placed = await h.phase("placed", (tx) => placeOrder(tx, tenantId, h.key, input, input.destination));
-  if (placed.paymentId) {
-    await chargeAndRecord(ctx, h, {
+  if (!placed.paymentId) return orderView(ctx.db, tenantId, placed.orderId);
+  return chargeAndRecord(
+    ctx,
+    h,
+    {
       tenantId,
       paymentId: placed.paymentId,
       orderId: placed.orderId,
@@ -28,7 +31,7 @@ export async function createOrder(
       currency: placed.currency,
       destination: input.destination,
       capture: true,
-    });
-  }
-  return orderView(ctx.db, tenantId, placed.orderId);
+    },
+    (tx) => orderView(tx, tenantId, placed.orderId),
+  );
 }

@@ -1,25 +1,28 @@
 /**
  * Charging through the provider inside a recoverable procedure: the payment
- * row exists (pending) before the call, the call carries the key's downstream
- * key, and the outcome is recorded in a phase of its own. A retry after a
- * crash or a timeout calls again with the same downstream key (the provider
- * answers with the original charge) and records the outcome once. A decline
- * or another refusal by the provider fails the payment and is final for the
- * key (stored, replayed, never retried by the completer).
+ * row exists (pending) before the call, and the call carries the key's
+ * downstream key. A charge is recorded by the procedure's `finish`: its
+ * writes, its answer and the key's completion commit together. A retry after
+ * a crash or a timeout calls again with the same downstream key (the
+ * provider answers with the original charge) and records it once. A decline
+ * or another refusal by the provider fails the payment in a phase of its own
+ * and is final for the key (stored, replayed, never retried by the
+ * completer).
  */
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { orders, payments, PaymentStatus, coupons } from "../../db/schema";
 import { PaymentDeclinedError, UpstreamUnavailableError } from "../errors";
-import type { RecoverableHandle } from "@exactly-once/trpc";
+import type { Json, RecoverableHandle } from "@exactly-once/trpc";
 import { Book, transfer, type Ledger } from "../ledger/post";
 import type { PspClient } from "../psp/client";
 import { providerRefused, refusalReason } from "./refusal";
 
-/** What the "charged" phase stores, so a resumed attempt answers as the first would have. */
-type Settled = { outcome: "charged" } | { outcome: "declined"; reason: string; message: string } | { outcome: "refused"; reason: string };
+/** What the "charged" phase stores for a refusal, so a resumed attempt refuses as the first did. */
+type Refused = { outcome: "declined"; reason: string; message: string } | { outcome: "refused"; reason: string };
 
-export async function chargeAndRecord(
+/** Charges, records the outcome and answers with `answer` (read in the recording transaction); a refusal is thrown. */
+export async function chargeAndRecord<T extends Json>(
   { psp, ledger }: { psp: PspClient; ledger: Ledger },
   h: RecoverableHandle<Db>,
   p: {
@@ -31,7 +34,8 @@ export async function chargeAndRecord(
     destination: string;
     capture: boolean;
   },
-): Promise<void> {
+  answer: (tx: Db) => Promise<T>,
+): Promise<T> {
   const result = await psp.charge(
     { amount: p.amountMinor, currency: p.currency, destination: p.destination, capture: p.capture, reference: p.paymentId },
     h.downstreamKey,
@@ -43,8 +47,8 @@ export async function chargeAndRecord(
     );
   }
 
-  const settled = await h.phase<Settled>("charged", async (tx) => {
-    if (result.kind !== "ok") {
+  if (result.kind !== "ok") {
+    const refused = await h.phase<Refused>("charged", async (tx) => {
       const reason = refusalReason(result);
       await tx
         .update(payments)
@@ -61,7 +65,17 @@ export async function chargeAndRecord(
       return result.kind === "declined"
         ? { outcome: "declined", reason, message: result.message ?? "The payment was declined." }
         : { outcome: "refused", reason };
+    });
+    if (refused.outcome === "declined") {
+      throw new PaymentDeclinedError(refused.reason, refused.message, {
+        paymentId: p.paymentId,
+        ...(p.orderId ? { orderId: p.orderId } : {}),
+      });
     }
+    throw providerRefused(refused.reason);
+  }
+
+  return h.finish("charged", async (tx) => {
     const captured = result.charge.status === "succeeded";
     await tx
       .update(payments)
@@ -82,13 +96,6 @@ export async function chargeAndRecord(
         lines: transfer(Book.pspClearing, Book.sales, p.amountMinor),
       });
     }
-    return { outcome: "charged" };
+    return answer(tx);
   });
-  if (settled.outcome === "declined") {
-    throw new PaymentDeclinedError(settled.reason, settled.message, {
-      paymentId: p.paymentId,
-      ...(p.orderId ? { orderId: p.orderId } : {}),
-    });
-  }
-  if (settled.outcome === "refused") throw providerRefused(settled.reason);
 }

@@ -1,4 +1,4 @@
-/** `payments.create`: the pending payment row in a phase of its own, then the charge through the provider (charge.ts). */
+/** `payments.create`: the pending payment row in a phase of its own, then the charge through the provider (charge.ts), which answers. */
 import type { z } from "zod";
 import type { Db } from "../../db/client";
 import { payments, PaymentStatus } from "../../db/schema";
@@ -30,13 +30,17 @@ export async function createPayment(
     });
     return { paymentId: id };
   });
-  await chargeAndRecord(ctx, h, {
-    tenantId: ctx.tenant.id,
-    paymentId,
-    amountMinor: input.amount,
-    currency: input.currency,
-    destination: input.destination,
-    capture: input.capture,
-  });
-  return presentPayment(await paymentOf(ctx.db, ctx.tenant.id, paymentId));
+  return chargeAndRecord(
+    ctx,
+    h,
+    {
+      tenantId: ctx.tenant.id,
+      paymentId,
+      amountMinor: input.amount,
+      currency: input.currency,
+      destination: input.destination,
+      capture: input.capture,
+    },
+    async (tx) => presentPayment(await paymentOf(tx, ctx.tenant.id, paymentId)),
+  );
 }
