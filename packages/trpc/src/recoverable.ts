@@ -103,33 +103,41 @@ const claimRow = (a: Attempt): store.Put => ({ state: KeyState.InProgress, lease
  * mismatch); anything else (a takeover, an expired key, a live holder, a
  * claim that lost to another) is undefined: the locking way decides. A
  * client's first send of the key (`Idempotency-Attempt: 1`) has nothing to
- * find and sends the INSERT alone; said wrongly, its claim finds the row and
- * the locking way reads it, so a wrong `1` costs a statement, never a run.
+ * find and sends the INSERT alone, through the pool (no connection of its
+ * own); said wrongly, its claim finds the row and the locking way reads
+ * it, so a wrong `1` costs a statement, never a run.
  * With the app's say on new keys (`admitNewKey`) the look goes first and
  * the claim follows only when it found no row, one round trip more for a
  * send that is not a first: a key the tenant holds is answered without
  * asking, and the app is asked only for a claim that would insert.
  */
-async function claimFresh(reserve: Pool["reserve"], a: Attempt): Promise<Acquired<store.Claim> | undefined> {
-  const conn = await reserve();
+async function claimFresh(pool: Pool, a: Attempt): Promise<Acquired<store.Claim> | undefined> {
+  const asks = a.admitNewKey !== undefined;
+  // The INSERT alone needs no connection of its own: only statements that must follow each other share one.
+  if (a.firstSend && !asks) return claimedBy(a, await store.claimIfAbsent(pool.sql, a, claimRow(a)));
+  const conn = await pool.reserve();
   try {
-    const asks = a.admitNewKey !== undefined;
     if (asks) {
       const row = (a.firstSend ? undefined : store.peeked(await store.peek(conn, a))) ?? (await admitNewKey(conn, a, !a.firstSend));
       if (row) return answered(a, row);
+      return claimedBy(a, await store.claimIfAbsent(conn, a, claimRow(a)));
     }
-    const lookNow = !a.firstSend && !asks;
-    const [seen, claimed] = await Promise.all([lookNow ? store.peek(conn, a) : undefined, store.claimIfAbsent(conn, a, claimRow(a))]);
-    const claim = store.claimed(claimed);
-    if (claim) {
-      announce(a, { ...claim, seenFence: 0, how: Decision.Claim });
-      return { kind: "owned", value: claim };
-    }
-    const row = seen && store.peeked(seen);
+    const [seen, claimed] = await Promise.all([store.peek(conn, a), store.claimIfAbsent(conn, a, claimRow(a))]);
+    const claim = claimedBy(a, claimed);
+    if (claim) return claim;
+    const row = store.peeked(seen);
     return row && answered(a, row);
   } finally {
     conn.release();
   }
+}
+
+/** The claim's INSERT took the key, or (undefined) a row was there. */
+function claimedBy(a: Attempt, rows: Awaited<ReturnType<typeof store.claimIfAbsent>>): Acquired<store.Claim> | undefined {
+  const claim = store.claimed(rows);
+  if (!claim) return undefined;
+  announce(a, { ...claim, seenFence: 0, how: Decision.Claim });
+  return { kind: "owned", value: claim };
 }
 
 /** What a row found before any lock answers at once (a replay, a mismatch); undefined: the locking way decides. */
@@ -149,7 +157,7 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   const sql = runtime.sql();
   const pool = { sql, reserve: runtime.reserve };
   const taken =
-    (await claimFresh(runtime.reserve, a)) ??
+    (await claimFresh(pool, a)) ??
     (await acquire(pool, a, async (t, owned) => {
       const [rows] = await t.commit(store.put(t.conn, a, owned.seenFence, claimRow(a)));
       const claim = store.claimed(rows);
