@@ -62,7 +62,7 @@ fails or the run cannot start.
   --statements         a stmts/op column (the server must preload pg_stat_statements)
   --live-keys N        then fill the key table with N live keys (and N/10 expired) over 100 tenants,
                        run the rounds again, time the dashboard and the sweep there, and print
-                       each @N/@0 CPU ratio against its target (10,000,000: about an hour, 20 GB)
+                       each @N/@0 CPU ratio against its target (10,000,000: about 35 min and 15 GB)
   --no-admin           skip the dashboard at 1M keys (about 40 s; --live-keys times it at N instead)
   --no-cleanup         skip expiry under load (about 10 s)
   --peers              the plain write wrapped by two published libraries with Redis (REDIS_URL)
