@@ -11,6 +11,8 @@
  * operation from pg_stat_statements, which the server must preload). `--cluster [--instances N]`
  * measures the scaled-out topology instead (bench/cluster.ts); `--sweep`
  * only the expiry sweep at scale (bench/sweep.ts; --sweep-keys, 1,000,000);
+ * `--live-keys N` runs the rounds again on a key table holding N live keys
+ * (bench/live-keys.ts);
  * `--observability [--trace-ratio R] [--bare]` only the CPU per operation
  * with metrics and tracing off and on (bench/observability.ts). `--peers`
  * adds the plain write wrapped by two published libraries with Redis
@@ -29,12 +31,13 @@ import { eventLog } from "../server/app";
 import { logger } from "../server/logger";
 import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase } from "../tests/support/database";
-import { runAdminBench } from "./admin";
+import { runAdminBench, timeAdmin } from "./admin";
 import { runCleanupBench } from "./cleanup";
 import { runClusterBench } from "./cluster";
 import { runObservabilityBench } from "./observability";
 import { connectRedis, peerCrashes, peersAlone, peerWrites, renderPeers } from "./peers";
-import { runSweepBench } from "./sweep";
+import { runSweepBench, sweepUnderLoad } from "./sweep";
+import { describeFill, fillLiveKeys, renderLiveKeys, Side, switchKeyTable, type Passes } from "./live-keys";
 import { burst } from "./burst";
 import { cpuProbe, enableStatements } from "./cpu";
 import { drive, type Load } from "./measure";
@@ -57,7 +60,10 @@ fails or the run cannot start.
   --burst-keys N       keys of the duplicate burst (30)
   --burst-callers N    callers per key in the burst (20)
   --statements         a stmts/op column (the server must preload pg_stat_statements)
-  --no-admin           skip the dashboard at 1M keys (about 40 s)
+  --live-keys N        then fill the key table with N live keys (and N/10 expired) over 100 tenants,
+                       run the rounds again, time the dashboard and the sweep there, and print
+                       each @N/@0 CPU ratio against its target (10,000,000: about 35 min and 15 GB)
+  --no-admin           skip the dashboard at 1M keys (about 40 s; --live-keys times it at N instead)
   --no-cleanup         skip expiry under load (about 10 s)
   --peers              the plain write wrapped by two published libraries with Redis (REDIS_URL)
   --cluster            HAProxy + PgBouncer with 1 and --instances N (2) against one direct instance
@@ -77,6 +83,8 @@ const config = {
     "burst-callers": { type: "string", default: "20" },
     /** A stmts/op column from pg_stat_statements (the server must preload it). */
     statements: { type: "boolean", default: false },
+    /** After the rounds: N live keys (and N/10 expired) in the key table, then the rounds, the dashboard and the sweep at N. */
+    "live-keys": { type: "string" },
     /** Skip the dashboard at 1M keys (about 40 s). */
     "no-admin": { type: "boolean", default: false },
     /** Skip expiry under load (about 10 s). */
@@ -121,6 +129,7 @@ const positive = (
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
 };
+const liveKeys = values["live-keys"] === undefined ? undefined : Math.floor(positive("live-keys"));
 const base: Load = { concurrency: positive("concurrency"), warmupMs: positive("warmup") * 1000, durationMs: positive("seconds") * 1000 };
 const rounds = positive("rounds");
 
@@ -162,7 +171,6 @@ async function main() {
     const { tenant, token } = await createTenant(db, "bench");
     const tenantWithToken = { ...tenant, token };
 
-    const results: TransportResult[] = [];
     const local = inProcess(tenantWithToken);
     if (values.sweep) {
       process.stdout.write(`PostgreSQL ${version} (${env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores\n`);
@@ -180,24 +188,30 @@ async function main() {
       const setup = { url: fresh.url, tenant: tenantWithToken, stored, concurrency: load.concurrency, sampleRatio, bare };
       return process.stdout.write(await runObservabilityBench(setup, rounds, load, title));
     }
-    for (const make of [async () => local, () => overHttp(tenantWithToken, load.concurrency)]) {
-      const t = await make();
-      try {
-        await warmUp(t, stored[0]!.paymentId);
-        const { plain, floor, bound } = await writes(t, rounds, load);
-        const recoverable = await recoverableWrites(t, rounds, load);
-        const reads = await readVsReplay(t, stored, rounds, load);
-        const b = await burst(t, sql, tenant.id, positive("burst-keys"), positive("burst-callers"), load.cpu);
-        results.push({ transport: t.name, writes: plain, floor, bound, recoverable, reads, burst: b });
-      } finally {
-        await t.close();
+    /** The usual rounds, in-process and over HTTP, on the key table as it is. */
+    const measureTransports = async (): Promise<TransportResult[]> => {
+      const results: TransportResult[] = [];
+      for (const make of [async () => local, () => overHttp(tenantWithToken, load.concurrency)]) {
+        const t = await make();
+        try {
+          await warmUp(t, stored[0]!.paymentId);
+          const { plain, floor, bound } = await writes(t, rounds, load);
+          const recoverable = await recoverableWrites(t, rounds, load);
+          const reads = await readVsReplay(t, stored, rounds, load);
+          const b = await burst(t, sql, tenant.id, positive("burst-keys"), positive("burst-callers"), load.cpu);
+          results.push({ transport: t.name, writes: plain, floor, bound, recoverable, reads, burst: b });
+        } finally {
+          await t.close();
+        }
       }
-    }
-    const seconds = ((performance.now() - started) / 1000).toFixed(0);
-    const setup =
+      return results;
+    };
+    const setupOf = (since: number, keys: string) =>
       `PostgreSQL ${version} (${env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
-      `concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ${seconds} s in all`;
-    process.stdout.write(render(results, setup));
+      `concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ` +
+      `${keys}, ${((performance.now() - since) / 1000).toFixed(0)} s in all`;
+    const results = await measureTransports();
+    process.stdout.write(render(results, setupOf(started, "the run's own keys")));
     if (redis) {
       // A peer adds less than one window's CPU swings by: at least 5 rounds, so one disturbed round moves no median.
       const peerRounds = Math.max(rounds, 5);
@@ -206,9 +220,30 @@ async function main() {
       const peerSetup = `in-process, Redis at ${redis.url}, PostgreSQL ${version}, concurrency ${load.concurrency}, median of ${peerRounds} rounds of ${load.durationMs / 1000} s`;
       process.stdout.write(`\n${renderPeers(rows, alone, await peerCrashes(local, redis, sql), peerSetup)}`);
     }
+    if (liveKeys !== undefined) {
+      const write = (line: string) => process.stdout.write(line);
+      const n = liveKeys.toLocaleString("en-US");
+      write(`\nA second key table with ${n} live keys:\n`);
+      const fill = await fillLiveKeys(sql, tenant.id, liveKeys, (line) => write(`${line}\n`));
+      write(`${describeFill(fill)}\n`);
+      const passes: Passes = { [Side.Empty]: [], [Side.Live]: [] };
+      for (const side of [Side.Live, Side.Empty, Side.Empty, Side.Live]) {
+        await switchKeyTable(sql, side);
+        const measuring = performance.now();
+        const pass = await measureTransports();
+        passes[side].push(pass);
+        const keys = side === Side.Live ? `${n} live keys` : "the run's own keys";
+        write(`\n${render(pass, setupOf(measuring, `pass ${passes.live.length + passes.empty.length} of 4, ${keys}`))}`);
+      }
+      write(`\nAdmin dashboard at ${n} live keys:\n`);
+      const admin = await timeAdmin(sql, { tenantId: tenant.id, keyPrefix: "0a" }, write);
+      // Last: it deletes the expired tenth the rounds and the dashboard above ran beside.
+      const sweep = await sweepUnderLoad(local, load);
+      write(`\n${renderLiveKeys(passes, sweep, admin, liveKeys)}`);
+    }
     // The dashboard at scale, on the same database, after the load (its keys stay out of the way above).
     if (!values["no-cleanup"]) await runCleanupBench(sql, local, load);
-    if (!values["no-admin"]) await runAdminBench(sql);
+    if (!values["no-admin"] && liveKeys === undefined) await runAdminBench(sql);
   } finally {
     await redis?.close();
     await eventLog.flush();

@@ -7,7 +7,7 @@
  */
 import type { Sql } from "postgres";
 import { deleteExpired } from "../server/app";
-import { drive, median, percentile, type Load } from "./measure";
+import { drive, median, percentile, type Load, type Sample } from "./measure";
 import { inputFor } from "./scenarios";
 import type { Transport } from "./transports";
 
@@ -25,16 +25,17 @@ async function seedExpired(sql: Sql, count: number) {
   await sql`analyze idempotency_keys`;
 }
 
-export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired: number): Promise<void> {
+/** The sweep's run: keys deleted, how long it took, and the writers' windows before it and while it ran. */
+export type SweepUnderLoad = { deleted: number; seconds: number; alone: Sample[]; during: Sample[] };
+
+/**
+ * Eight writers (fresh keys through the middleware) for five windows alone, then for as long as `deleteExpired`
+ * takes to delete every expired key in its paced batches: the sweep's rate while writers run, and what it costs them.
+ */
+export async function sweepUnderLoad(t: Transport, base: Load): Promise<SweepUnderLoad> {
   const load: Load = { ...base, concurrency: WRITERS, durationMs: WINDOW_MS };
   const window = (label: string, round: number) =>
     drive(async (n) => void (await t.wrapped(`sweep-${label}-${round}-${n}-${Date.now()}`, inputFor(n), 1)), load);
-  const seeding = performance.now();
-  await seedExpired(sql, expired);
-  process.stdout.write(
-    `\nExpiry sweep at scale: ${expired.toLocaleString("en")} expired keys seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s\n`,
-  );
-
   const alone = [];
   for (let round = 0; round < 5; round++) alone.push(await window("alone", round));
 
@@ -48,8 +49,17 @@ export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired:
   const during = [];
   for (let round = 0; cleanupMs === undefined; round++) during.push(await window("during", round));
   await cleanup;
+  return { deleted, seconds: (cleanupMs ?? 0) / 1000, alone, during };
+}
 
-  const line = (label: string, windows: Awaited<ReturnType<typeof window>>[]) => {
+export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired: number): Promise<void> {
+  const seeding = performance.now();
+  await seedExpired(sql, expired);
+  process.stdout.write(
+    `\nExpiry sweep at scale: ${expired.toLocaleString("en")} expired keys seeded in ${((performance.now() - seeding) / 1000).toFixed(0)} s\n`,
+  );
+  const { deleted, seconds, alone, during } = await sweepUnderLoad(t, base);
+  const line = (label: string, windows: Sample[]) => {
     const p99s = windows.map((w) => w.p99).sort((a, b) => a - b);
     return (
       `${label.padEnd(18)} ${median(windows.map((w) => w.opsPerSec))
@@ -59,8 +69,8 @@ export async function runSweepBench(sql: Sql, t: Transport, base: Load, expired:
     );
   };
   process.stdout.write(
-    `sweep: ${deleted.toLocaleString("en")} keys deleted in ${((cleanupMs ?? 0) / 1000).toFixed(1)} s = ` +
-      `${(deleted / ((cleanupMs ?? 1) / 1000)).toFixed(0)} rows/s while ${WRITERS} writers ran\n` +
+    `sweep: ${deleted.toLocaleString("en")} keys deleted in ${seconds.toFixed(1)} s = ` +
+      `${(deleted / (seconds || 1)).toFixed(0)} rows/s while ${WRITERS} writers ran\n` +
       `${line("writers alone", alone)}\n${line("writers + sweep", during)}\n` +
       `ratio ${(median(during.map((w) => w.opsPerSec)) / median(alone.map((w) => w.opsPerSec))).toFixed(2)} (throughput), ` +
       `${(median(during.map((w) => w.p99)) / median(alone.map((w) => w.p99))).toFixed(2)} (median p99)\n`,
