@@ -106,7 +106,7 @@ export async function writes(t: Transport, rounds: number, load: Load): Promise<
   return { plain: pair(plain!, wrapped!), floor: pair(floor!, wrapped!), bound: pair(plain!, floor!) };
 }
 
-/** The recoverable flavour's write (one phase, a call out that does nothing) against its floor: two commits. */
+/** The recoverable flavour's write (a call out that does nothing, then the write in its `finish`) against its floor: two commits each. */
 export async function recoverableWrites(t: Transport, rounds: number, load: Load): Promise<Pair> {
   const run = randomUUID().slice(0, 8);
   let seq = 0;
