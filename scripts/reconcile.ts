@@ -6,8 +6,7 @@
  * left out and counted: its unprotected twin double-charges on purpose.
  */
 import "./use-running-server";
-import { settleWithinMs } from "../server/keys/completer";
-import { paymentProvider } from "../server/app";
+import { paymentProvider, settleWithinMs } from "../server/app";
 import { pspUrl } from "../server/payments/provider";
 import { DEMO_TENANT } from "../db/seed";
 import { labPaymentIds } from "../server/lab/report";

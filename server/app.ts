@@ -11,7 +11,7 @@
  * only. Every entrance (the route handlers, pages, the server's start-up,
  * tests) starts from here.
  */
-import type { CleanupOptions, IdempotencyContext } from "@exactly-once/trpc";
+import { completionPolicy, settleWithinMs as settleWithin, type CleanupOptions, type IdempotencyContext } from "@exactly-once/trpc";
 import type { AnyRouter } from "@trpc/server";
 import { database, openReplica } from "../db/client";
 import { DEMO_TENANT } from "../db/seed";
@@ -77,10 +77,14 @@ const limits = createTenantLimits(database, {
  * outside claims a new key only within its tenant's key cap (the middleware asks for no key the tenant holds).
  */
 export const idempotencyRuntime = instrument.runtime({
-  ...createKeysRuntime(database, (event) => {
-    eventLog.record(event, instrument.traceId());
-    lab.onKeyEvent(event);
-  }),
+  ...createKeysRuntime(
+    database,
+    (event) => {
+      eventLog.record(event, instrument.traceId());
+      lab.onKeyEvent(event);
+    },
+    { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS },
+  ),
   // Without a cap there is nothing to ask, and a recoverable claim keeps its one round trip.
   ...(env.TENANT_MAX_LIVE_KEYS > 0 && {
     admitNewKey: (request: IdempotencyContext) =>
@@ -110,6 +114,7 @@ export const completer = createCompleter({
   registry,
   createContext: createContextInner,
   sql: () => database().sql,
+  intervalMs: env.COMPLETER_INTERVAL_MS,
   onEvent: (event) => eventLog.record(event, instrument.traceId()),
   around: lab.aroundCompleterAttempt,
 });
@@ -158,6 +163,13 @@ export const openApiDocument = () => documentOf(registry.procedures);
 
 /** The tRPC endpoint's edge: a failure-lab run's own call joins its run there. */
 export const trpcEdge = lab.trpcEdge;
+
+/**
+ * How long after its client's claim a resumable operation is settled at the latest with these settings,
+ * unless it needs attention. Reconciliation flags a payment still pending after this.
+ */
+export const settleWithinMs = () =>
+  settleWithin(completionPolicy(env.COMPLETER_INTERVAL_MS), env.IDEMPOTENCY_LEASE_MS, env.COMPLETER_INTERVAL_MS);
 
 /** The provider client as the app calls it, for entrances outside a request (`npm run reconcile`). */
 export const paymentProvider = provider;

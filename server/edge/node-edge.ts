@@ -44,7 +44,7 @@
  */
 import http from "node:http";
 import type { Duplex } from "node:stream";
-import type { TraceCallers, TrustProxy } from "../env";
+import type { TraceCallers, TrustProxy } from "../env-schema";
 import { IdempotencyKeyInvalidError } from "@exactly-once/trpc";
 import { DomainError, malformedPathProblem, problemBody, publicProblem, type Problem } from "../errors";
 import { logger } from "../logger";

@@ -17,29 +17,18 @@ import {
   completionPolicy,
   createCompleter as createPackageCompleter,
   NotResumableError,
-  settleWithinMs as settleWithin,
   type Completer as PackageCompleter,
-  type CompletionPolicy,
   type DueRef,
   type IdempotencyEventSink,
   type KeyOutcome,
 } from "@exactly-once/trpc";
 import type { Sql } from "postgres";
 import { z } from "zod";
-import { env } from "../env";
 import { logger } from "../logger";
 import { instrument } from "../observability";
 import type { ProcedureRegistry } from "../registry";
 
 export type { KeyOutcome, RunOptions } from "@exactly-once/trpc";
-
-/**
- * How long after its client's claim a resumable operation is settled at the
- * latest with this app's settings, unless it needs attention. Reconciliation
- * flags a payment still pending after this.
- */
-export const settleWithinMs = (policy: CompletionPolicy = completionPolicy(env.COMPLETER_INTERVAL_MS)) =>
-  settleWithin(policy, env.IDEMPOTENCY_LEASE_MS, env.COMPLETER_INTERVAL_MS);
 
 /** A caller's context for one attempt: the key's tenant and its Idempotency-Key. */
 type AttemptContext = { tenant: { id: string; name: string }; headers: Headers };
@@ -48,6 +37,8 @@ export type CompleterParts<TCtx> = {
   registry: ProcedureRegistry<TCtx>;
   createContext: (options: AttemptContext) => Promise<TCtx>;
   sql: () => Sql;
+  /** How often the completer looks for due keys (the settings' COMPLETER_INTERVAL_MS). */
+  intervalMs: number;
   onEvent: IdempotencyEventSink;
   /** Wraps every attempt on a key (the failure lab records one on a lab run's key into that run). */
   around?: (due: DueRef, attempt: () => Promise<KeyOutcome>) => Promise<KeyOutcome>;
@@ -77,7 +68,7 @@ export function createCompleter<TCtx>(parts: CompleterParts<TCtx>): Completer {
   const completer = createPackageCompleter({
     sql: parts.sql,
     procedures: [...resumables.keys()],
-    policy: completionPolicy(env.COMPLETER_INTERVAL_MS),
+    policy: completionPolicy(parts.intervalMs),
     onEvent: parts.onEvent,
     log: logger,
     aroundKey: (due, run) => instrument.completerRun(due.procedure, () => (parts.around ? parts.around(due, run) : run())),

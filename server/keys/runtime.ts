@@ -9,13 +9,16 @@ import { TRPCError } from "@trpc/server";
 import type { Sql } from "postgres";
 import type { Database, Db } from "../../db/client";
 import { LOCK_TIMEOUT_MS, TRANSACTION_LIMITS } from "../../db/limits";
-import { env } from "../env";
 import { isFinal, problemBody, StoredProblemError, toProblem, trpcCodeFor } from "../errors";
 import { deleteExpired, type CleanupOptions, type IdempotencyEventSink, type IdempotencyRuntime } from "@exactly-once/trpc";
 import type { EventLog } from "./events";
 
-/** `pool`: the app's pool once start-up has opened it (the root builds this runtime before). */
-export const createKeysRuntime = (pool: () => Database, onEvent: IdempotencyEventSink): IdempotencyRuntime<Db> => ({
+/** `pool`: the app's pool once start-up has opened it (the root builds this runtime before); `keys`: the settings' retention and lease. */
+export const createKeysRuntime = (
+  pool: () => Database,
+  onEvent: IdempotencyEventSink,
+  keys: { ttlMs: number; leaseMs: number },
+): IdempotencyRuntime<Db> => ({
   sql: () => pool().sql,
   reserve: () => pool().reserve(),
   transaction: (connection) => pool().drizzleOn(connection),
@@ -29,7 +32,7 @@ export const createKeysRuntime = (pool: () => Database, onEvent: IdempotencyEven
     return new TRPCError({ code: trpcCodeFor(stored.status), message: problem.detail, cause: new StoredProblemError(problem) });
   },
   onEvent,
-  defaults: { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS, waitMs: LOCK_TIMEOUT_MS },
+  defaults: { ...keys, waitMs: LOCK_TIMEOUT_MS },
   limits: TRANSACTION_LIMITS,
 });
 

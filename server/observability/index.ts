@@ -14,7 +14,7 @@ import { countFromZero, observeAcquisition, observeHandler, observedSink, observ
 import { observedProviderFetch } from "./psp";
 import { recordedTraceId, startTracing } from "./tracing";
 import { setTraceCallers } from "./trace-callers";
-import type { TraceCallers } from "../env";
+import type { TraceCallers } from "../env-schema";
 
 export const instrument = {
   /**

@@ -8,7 +8,7 @@
  * trace across every service.
  */
 
-import type { TraceCallers } from "../env";
+import type { TraceCallers } from "../env-schema";
 
 /** The W3C Trace Context and Baggage fields a caller may send; what is not believed is dropped whole. */
 export const TRACE_HEADERS = ["traceparent", "tracestate", "baggage"] as const;

@@ -14,8 +14,8 @@ import net from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
 import { database } from "../../db/client";
-import { completer } from "../../server/app";
-import { settleWithinMs, type KeyOutcome, type RunOptions } from "../../server/keys/completer";
+import { completer, settleWithinMs } from "../../server/app";
+import { type KeyOutcome, type RunOptions } from "../../server/keys/completer";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, barrier, ledgerFor, newKey, newTenant, unbalancedTransactions, type Tenant } from "../support/api";
 import {
