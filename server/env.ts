@@ -5,7 +5,7 @@
  */
 import { parseEnv, type Env } from "./env-schema";
 
-export { BAD_PORTS, DEFAULT_PSP_PORT, DEMO_ADMIN_PASSWORD, type Env, type TraceCallers, type TrustProxy } from "./env-schema";
+export { BAD_PORTS, DEFAULT_PSP_PORT, DEMO_ADMIN_PASSWORD, type Env } from "./env-schema";
 
 export const env: Env = parseEnv(process.env, { building: process.env.NEXT_PHASE === "phase-production-build" });
 
