@@ -46,7 +46,7 @@ import { tenantById, tenantForToken } from "./tenants/service";
 import { createCallerFactory, router } from "./trpc";
 import { webhooksRouter } from "./webhooks/_router";
 
-const lab = createLabPlugin(isDemoMode, () => database().sql);
+const lab = createLabPlugin(isDemoMode, () => database().sql, env.PORT);
 const ledger = createLedger(lab.onMovement);
 const provider = createProvider(
   () => database().db,
@@ -148,6 +148,7 @@ export async function createContextInner(options: ContextOptions = {}): Promise<
     auth,
     completer,
     limits,
+    webhookSecret: env.PSP_WEBHOOK_SECRET,
   };
   return contextOf(services, options);
 }

@@ -49,6 +49,8 @@ export type AppServices = {
   completer: Completer;
   /** Each tenant's request budget and key cap, taken by requests from outside (a token, the storefront). */
   limits: TenantLimits;
+  /** The provider's webhook signing secret (PSP_WEBHOOK_SECRET). */
+  webhookSecret: string;
 };
 
 export type ContextOptions = {

@@ -17,10 +17,10 @@ import { traceCompleterAttempt, traceKeyEvent, traceLedgerMovement, traceProvide
 
 type Handler = (req: Request) => Promise<Response>;
 
-/** `sql`: the app's pool once opened, where runs and their steps live. */
-export function createLabPlugin(enabled: () => boolean, sql: () => Sql) {
+/** `sql`: the app's pool once opened, where runs and their steps live; `port`: where this server listens. */
+export function createLabPlugin(enabled: () => boolean, sql: () => Sql, port: number) {
   return {
-    router: createLabRouter(enabled),
+    router: createLabRouter(enabled, port),
     onKeyEvent: traceKeyEvent,
     onMovement: traceLedgerMovement,
     onProviderCall: traceProviderCall,

@@ -12,7 +12,6 @@ import type { Sql } from "postgres";
 import { DEMO_TENANT } from "../../db/seed";
 import { payments } from "../../db/schema";
 import { DomainError, toTRPCError } from "../errors";
-import { env } from "../env";
 import { strictInput } from "../input";
 import { amountSchema, formatMinor } from "../money";
 import { destinationSchema } from "../payments/present";
@@ -40,7 +39,8 @@ async function runOf(sql: Sql, id: string): Promise<LabRun> {
 
 const eventIdOf = (run: LabRun) => `evt_lab_${run.id}`;
 
-export function createLabRouter(enabled: () => boolean) {
+/** `port`: where this server listens, so the provider's webhook comes back to this instance. */
+export function createLabRouter(enabled: () => boolean, port: number) {
   /** Exists only in demo mode: the lab's switches and its unprotected twin are never reachable elsewhere. */
   const demoProcedure = publicProcedure.use(({ next }) => {
     if (!enabled()) throw notFound();
@@ -120,7 +120,7 @@ export function createLabRouter(enabled: () => boolean) {
       const refund = await ctx.psp.refund(payment.pspChargeId, amount, `lab-refund-${run.id}`);
       if (refund.kind !== "ok") throw toTRPCError(new DomainError("lab-refund-failed", 502, "The provider did not refund."));
       recordStep(Lane.App, Lane.Provider, `refund ${formatMinor(amount)} ${payment.currency} at the provider`, run);
-      const receivers = webhookReceivers(`http://127.0.0.1:${env.PORT}`);
+      const receivers = webhookReceivers(`http://127.0.0.1:${port}`);
       const url = run.target === LabTarget.Naive ? receivers.twin : receivers.provider;
       const event = { id: eventIdOf(run), type: "charge.refunded", data: { paymentId: payment.id, amount: formatMinor(amount) } };
       const body = JSON.stringify({ url, event });
@@ -134,7 +134,7 @@ export function createLabRouter(enabled: () => boolean) {
         // The stand-in's control route takes only requests signed with the shared secret.
         const res = await fetch(`${pspUrl()}/webhooks/send`, {
           method: "POST",
-          headers: { "content-type": "application/json", [CONTROL_SIGNATURE_HEADER]: signWebhook(body, env.PSP_WEBHOOK_SECRET) },
+          headers: { "content-type": "application/json", [CONTROL_SIGNATURE_HEADER]: signWebhook(body, ctx.webhookSecret) },
           body,
         });
         const answer = (await res.json()) as { status?: number };
