@@ -77,14 +77,10 @@ const limits = createTenantLimits(database, {
  * outside claims a new key only within its tenant's key cap (the middleware asks for no key the tenant holds).
  */
 export const idempotencyRuntime = instrument.runtime({
-  ...createKeysRuntime(
-    database,
-    (event) => {
-      eventLog.record(event, instrument.traceId());
-      lab.onKeyEvent(event);
-    },
-    { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS },
-  ),
+  ...createKeysRuntime(database, { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS }, (event) => {
+    eventLog.record(event, instrument.traceId());
+    lab.onKeyEvent(event);
+  }),
   // Without a cap there is nothing to ask, and a recoverable claim keeps its one round trip.
   ...(env.TENANT_MAX_LIVE_KEYS > 0 && {
     admitNewKey: (request: IdempotencyContext) =>
@@ -165,10 +161,7 @@ export const openApiDocument = () => documentOf(registry.procedures);
 /** The tRPC endpoint's edge: a failure-lab run's own call joins its run there. */
 export const trpcEdge = lab.trpcEdge;
 
-/**
- * How long after its client's claim a resumable operation is settled at the latest with these settings,
- * unless it needs attention. Reconciliation flags a payment still pending after this.
- */
+/** Reconciliation's grace: by then a resumable operation is settled with these settings, unless it needs attention. */
 export const settleWithinMs = () =>
   settleWithin(completionPolicy(env.COMPLETER_INTERVAL_MS), env.IDEMPOTENCY_LEASE_MS, env.COMPLETER_INTERVAL_MS);
 

@@ -16,8 +16,8 @@ import type { EventLog } from "./events";
 /** `pool`: the app's pool once start-up has opened it (the root builds this runtime before); `keys`: the settings' retention and lease. */
 export const createKeysRuntime = (
   pool: () => Database,
-  onEvent: IdempotencyEventSink,
   keys: { ttlMs: number; leaseMs: number },
+  onEvent: IdempotencyEventSink,
 ): IdempotencyRuntime<Db> => ({
   sql: () => pool().sql,
   reserve: () => pool().reserve(),
