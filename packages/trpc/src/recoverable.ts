@@ -37,14 +37,24 @@ export const downstreamKeyOf = (k: store.KeyRef, generation: string) =>
  * its budget stops renewing and counts as having lost the key: its lease runs
  * out, a retry takes over under a new fence, and whatever the old holder
  * still tries is refused by that fence.
+ *
+ * The loss is a plain value and one callback (`race`); the AbortSignal a
+ * handler may hand to its own calls is made the first time it is read: an
+ * EventTarget per request is most of what a lease costs, and most handlers
+ * never read it.
  */
 function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
-  const lost = new AbortController();
+  let lostWith: IdempotencyLeaseLostError | undefined;
+  let controller: AbortController | undefined;
+  let onLost: ((error: Error) => void) | undefined;
   let stopped = false;
   const lose = () => {
-    if (lost.signal.aborted) return;
+    if (lostWith) return lostWith;
     a.event(E.LeaseLost, { fence });
-    lost.abort(new IdempotencyLeaseLostError(a.key, fence));
+    lostWith = new IdempotencyLeaseLostError(a.key, fence);
+    controller?.abort(lostWith);
+    onLost?.(lostWith);
+    return lostWith;
   };
   const giveUpAt = Date.now() + a.maxHoldMs;
   const timer =
@@ -52,7 +62,7 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
       ? setInterval(() => {
           if (Date.now() >= giveUpAt) {
             clearInterval(timer);
-            return lose();
+            return void lose();
           }
           store.renew(sql, a, fence, a.leaseMs).then(
             // A renewal still in flight when the holder completes finds no in-progress row: that is not a lost lease.
@@ -62,34 +72,39 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
         }, everyMs)
       : undefined;
   return {
-    signal: lost.signal,
+    /** The refusal, once the key is lost. */
+    get lost() {
+      return lostWith;
+    },
+    get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (lostWith) controller.abort(lostWith);
+      }
+      return controller.signal;
+    },
     lose,
+    /**
+     * The handler's result, or the loss as soon as it happens: a holder that
+     * lost its key (a newer attempt took it, or its budget ran out) answers at
+     * once, whatever its handler still waits for — a call that never settles
+     * (a connection the driver never reports closed) must not hang the
+     * request. What the handler still tries afterwards is fenced out, and its
+     * result, whenever it comes, goes nowhere.
+     */
+    race<T>(work: Promise<T>): Promise<T> {
+      if (lostWith) return Promise.reject(lostWith);
+      return new Promise<T>((resolve, reject) => {
+        onLost = reject;
+        work.then(resolve, reject);
+      });
+    },
     /** Stops renewing before the key is completed or released. */
     stop: () => {
       stopped = true;
       clearInterval(timer);
     },
   };
-}
-
-/**
- * The handler's result, or the lease's loss as soon as it happens: a holder
- * that lost its key (a newer attempt took it, or its budget ran out) answers
- * at once, whatever its handler still waits for — a call that never settles
- * (a connection the driver never reports closed) must not hang the request.
- * What the handler still tries afterwards is fenced out, and its result,
- * whenever it comes, goes nowhere.
- */
-function untilLost<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const lost = () => reject(signal.reason);
-    if (signal.aborted) return lost();
-    signal.addEventListener("abort", lost, { once: true });
-    work.then(
-      (value) => (signal.removeEventListener("abort", lost), resolve(value)),
-      (error: unknown) => (signal.removeEventListener("abort", lost), reject(error)),
-    );
-  });
 }
 
 /** The claim a recoverable holder commits before it calls out: in progress, under its lease. */
@@ -171,25 +186,28 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   const done: Record<string, unknown> = { ...(recoveryData ?? {}) };
   /** What `finish` stored, and the value it was made of: the key is completed, nothing runs after it. */
   let finished: { outcome: store.Outcome; value: unknown } | undefined;
-  const lost = () => {
-    lease.lose();
-    return lease.signal.reason as Error;
-  };
+  const lost = () => lease.lose();
 
   /** Whether `name` runs at all: a phase an earlier attempt committed is skipped, and nothing runs after `finish`. */
   const skipped = (name: string): { value: never } | undefined => {
     if (finished) throw new Error(`phase "${name}" after finish: finish's value is the answer, and nothing runs after it`);
-    if (lease.signal.aborted) throw lease.signal.reason;
+    if (lease.lost) throw lease.lost;
     if (!(name in done)) return undefined;
     a.event(E.PhaseSkipped, { fence, recoveryPoint: name });
     return { value: done[name] as never };
   };
 
+  let downstreamKey: string | undefined;
   const handle: RecoverableHandle<TTx> = {
     key: a.key,
-    downstreamKey: downstreamKeyOf(a, generation),
+    // A hash: made only for a handler that reads it.
+    get downstreamKey() {
+      return (downstreamKey ??= downstreamKeyOf(a, generation));
+    },
     recoveryPoint: taken.value.recoveryPoint,
-    signal: lease.signal,
+    get signal() {
+      return lease.signal;
+    },
     phase: async (name, fn) => {
       const skip = skipped(name);
       if (skip) return skip.value;
@@ -239,15 +257,15 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
 
   let result: R;
   try {
-    result = await untilLost(run(handle), lease.signal);
+    result = await lease.race(run(handle));
   } catch (error) {
-    if (lease.signal.aborted) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
+    if (lease.lost) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
     throw error;
   } finally {
     lease.stop();
   }
   // Whatever the handler made of it, an attempt that lost its key must say so.
-  if (lease.signal.aborted) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
+  if (lease.lost) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
   if (finished) {
     // Every replay gives the stored answer, so the first must be it too: answering anything else is a handler bug.
     const { outcome, value } = finished;

@@ -41,6 +41,8 @@ export type Point = "before" | "after-write" | "between" | "before-complete";
 export const hooks = new Map<string, (point: Point) => Promise<void> | void>();
 /** `charge`'s calls out in this process, by tag: the downstream keys it sent. */
 export const charges = new Map<string, string[]>();
+/** Each `pay` holder's `signal`, by tag, in the order the holders ran: read when a test asks, as a handler would. */
+export const signals = new Map<string, (() => AbortSignal)[]>();
 /** Executions of each tag's handler in this process, counted before anything is written. */
 export const executions = new Map<string, number>();
 
@@ -91,6 +93,7 @@ export function createApp(sql: Sql, defaults: ProcedureOptions = {}, overrides: 
       .mutation(async ({ ctx, input: i }) => {
         await start(i);
         const h = ctx.idempotency;
+        signals.set(i.tag, [...(signals.get(i.tag) ?? []), () => h.signal]);
         const recorded = await h.phase("recorded", async (tx) => {
           const [row] = await tx<{ id: string }[]>`
             insert into effects (tenant_id, key, tag, note, amount)
