@@ -21,9 +21,9 @@ import {
   post,
   recorder,
   serve,
-  sleep,
   type Served,
 } from "./harness.js";
+import { sleep } from "./waiting.js";
 
 let sql: Sql;
 let app: Served;
