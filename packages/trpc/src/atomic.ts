@@ -82,9 +82,9 @@ async function unlocked<TTx, R extends HandlerResult>(
   const t = new KeyTransaction(await runtime.reserve());
   try {
     // The look comes before the transaction: a stored answer (the common retry) is then one statement, nothing opened.
-    // In BEGIN's write instead it would save a fresh key its own write and cost a replay a ROLLBACK's, about as much
-    // CPU as it saves (bench/README.md), and the replay target would no longer hold. A client's first send of the key
-    // has nothing to find, so it goes without: then its statements are the floor's.
+    // In BEGIN's write instead it would save a fresh key its own write but cost a replay a ROLLBACK, as much as it
+    // saves, and a replay would no longer be one statement. A client's first send of the key has nothing to find, so
+    // it goes without: then its statements are the floor's.
     let row = a.firstSend ? undefined : store.peeked(await store.peek(t.conn, a));
     // Nothing to answer from: the handler's run would insert a new key row, which the app may refuse.
     row ??= await admitNewKey(t.conn, a, !a.firstSend);

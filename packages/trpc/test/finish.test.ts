@@ -22,9 +22,9 @@ import {
   post,
   retryUntilDecided,
   serve,
-  trpcError,
   type Served,
 } from "./harness.js";
+import { trpcError } from "./waiting.js";
 
 const LEASE_MS = 1_000;
 const url = inject("packageDatabaseUrl");

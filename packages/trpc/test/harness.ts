@@ -22,7 +22,6 @@ import path from "node:path";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import postgres, { type ReservedSql, type Sql } from "postgres";
-import { expect } from "vitest";
 import { z } from "zod";
 import {
   createIdempotencyProcedures,
@@ -34,6 +33,7 @@ import {
   type IdempotencyRuntime,
   type ProcedureOptions,
 } from "../src/index.js";
+import { deferred, sleep } from "./waiting.js";
 
 /** `after-write`: a handler's row written, its transaction open (an atomic one's, or `charge`'s finish); `before-complete`: `pay`'s last phase committed. */
 export type Point = "before" | "after-write" | "between" | "before-complete";
@@ -257,39 +257,6 @@ export function park(tag: string, point?: Point) {
   return { entered: entered.promise, release: hold.resolve };
 }
 
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-/** A barrier for `n` parties: each call resolves once all `n` have called. */
-export function barrier(n: number): () => Promise<void> {
-  const all = deferred();
-  let arrived = 0;
-  return () => {
-    if (++arrived === n) all.resolve();
-    return all.promise;
-  };
-}
-
-/** The TRPCError a call failed with (fails the test if it did not fail that way). */
-export async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  return error as TRPCError;
-}
-
-/** Polls `condition` until it holds. */
-export async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export const downstreamCallsOf = (sql: Sql, tag: string) =>
   sql<{ downstream_key: string }[]>`select downstream_key from downstream_calls where tag = ${tag} order by id`.then((rows) =>
     rows.map((r) => r.downstream_key),
@@ -330,7 +297,7 @@ export async function crashHolder(
   let out = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const exited = once(child, "exit");
-  for (let i = 0; i < 300 && !out.includes("holding") && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 300 && !out.includes("holding") && child.exitCode === null; i++) await sleep(50);
   try {
     if (out.includes("holding")) await whileHeld();
   } finally {
@@ -346,6 +313,6 @@ export async function retryUntilDecided(base: string, procedure: Flavour, key: s
   for (;;) {
     const answer = await post(base, procedure, key, body);
     if (answer.status !== 409 || Date.now() > deadline) return answer;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }

@@ -22,9 +22,9 @@ import {
   recorder,
   serve,
   signals,
-  sleep,
   type Served,
 } from "./harness.js";
+import { sleep } from "./waiting.js";
 
 let sql: Sql;
 let app: Served;
