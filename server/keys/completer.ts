@@ -22,7 +22,8 @@ import {
   type CompletionPolicy,
   type DueRef,
   type IdempotencyEventSink,
-  type KeyOutcome,
+  type IdempotentCall,
+  type KeyCompletion,
 } from "@exactly-once/trpc";
 import type { Sql } from "postgres";
 import { z } from "zod";
@@ -31,7 +32,7 @@ import { logger } from "../logger";
 import { instrument } from "../observability";
 import type { ProcedureRegistry } from "../registry";
 
-export type { KeyOutcome, RunOptions } from "@exactly-once/trpc";
+export type { KeyCompletion, RunOptions } from "@exactly-once/trpc";
 
 /**
  * How long after its client's claim a resumable operation is settled at the
@@ -41,8 +42,8 @@ export type { KeyOutcome, RunOptions } from "@exactly-once/trpc";
 export const settleWithinMs = (policy: CompletionPolicy = completionPolicy(env.COMPLETER_INTERVAL_MS)) =>
   settleWithin(policy, env.IDEMPOTENCY_LEASE_MS, env.COMPLETER_INTERVAL_MS);
 
-/** A caller's context for one attempt: the key's tenant and its Idempotency-Key. */
-type AttemptContext = { tenant: { id: string; name: string }; headers: Headers };
+/** A caller's context for one attempt: the key's tenant, its Idempotency-Key and where the middleware's decision goes. */
+type AttemptContext = IdempotentCall & { tenant: { id: string; name: string } };
 
 export type CompleterParts<TCtx> = {
   registry: ProcedureRegistry<TCtx>;
@@ -50,7 +51,7 @@ export type CompleterParts<TCtx> = {
   sql: () => Sql;
   onEvent: IdempotencyEventSink;
   /** Wraps every attempt on a key (the failure lab records one on a lab run's key into that run). */
-  around?: (due: DueRef, attempt: () => Promise<KeyOutcome>) => Promise<KeyOutcome>;
+  around?: (due: DueRef, attempt: () => Promise<KeyCompletion>) => Promise<KeyCompletion>;
 };
 
 export type Completer = PackageCompleter & {
@@ -83,7 +84,7 @@ export function createCompleter<TCtx>(parts: CompleterParts<TCtx>): Completer {
     aroundKey: (due, run) => instrument.completerRun(due.procedure, () => (parts.around ? parts.around(due, run) : run())),
     rerun: async (due, call) => {
       const input = wireInput(resumables.get(due.procedure)!, due.input);
-      const ctx = await parts.createContext({ tenant: { id: due.tenantId, name: due.tenantId }, headers: call.headers });
+      const ctx = await parts.createContext({ tenant: { id: due.tenantId, name: due.tenantId }, ...call });
       return parts.registry.byPath(due.procedure)!.call(ctx, input);
     },
   });

@@ -18,10 +18,10 @@
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
 import { acquire, admitNewKey, announce, decide, Decision, refuse, type Acquired, type Attempt } from "./acquire.js";
-import type { Settled } from "./atomic.js";
+import type { Executed } from "./atomic.js";
 import { IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors.js";
 import { IdempotencyEventType as E } from "./events.js";
-import { outcomeOf } from "./policy.js";
+import { finalResponseOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
 import { inTransaction, type Pool } from "./transaction.js";
@@ -185,7 +185,7 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   const lease = holdLease(sql, a, fence, runtime.renewEveryMs ? runtime.renewEveryMs(a.leaseMs) : Math.floor(a.leaseMs / 3));
   const done: Record<string, unknown> = { ...(recoveryData ?? {}) };
   /** What `finish` stored, and the value it was made of: the key is completed, nothing runs after it. */
-  let finished: { outcome: store.Outcome; value: unknown } | undefined;
+  let finished: { final: store.FinalResponse; value: unknown } | undefined;
   const lost = () => lease.lose();
 
   /** Whether `name` runs at all: a phase an earlier attempt committed is skipped, and nothing runs after `finish`. */
@@ -240,13 +240,13 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
         // stale fence, so COMMIT ends the transaction, the handler's writes included, without them.
         t.beginAhead(a.setup);
         const value = await fn(runtime.transaction(t.conn));
-        const outcome = outcomeOf(runtime, successStatus, { ok: true, data: value })!;
+        const final = finalResponseOf(runtime, successStatus, { ok: true, data: value })!;
         // A renewal still in flight must not count the completed key as lost.
         lease.stop();
-        await t.commit(store.complete(t.conn, a, fence, outcome, { point: name })).catch((error: unknown) => {
+        await t.commit(store.complete(t.conn, a, fence, final, { point: name })).catch((error: unknown) => {
           throw store.rowChanged(error) ? lost() : error;
         });
-        finished = { outcome, value };
+        finished = { final, value };
         handle.recoveryPoint = name;
         return value;
       });
@@ -268,19 +268,19 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   if (lease.lost) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
   if (finished) {
     // Every replay gives the stored answer, so the first must be it too: answering anything else is a handler bug.
-    const { outcome, value } = finished;
-    if (!result.ok || (result.data !== value && JSON.stringify(result.data) !== outcome.body)) {
+    const { final, value } = finished;
+    if (!result.ok || (result.data !== value && JSON.stringify(result.data) !== final.body)) {
       throw new Error(`"${a.procedure}" did not answer with the value its finish stored: return what finish returns`);
     }
-    return { kind: "owned" as const, value: stored(a, fence, result, outcome) };
+    return { kind: "owned" as const, value: stored(a, fence, result, final) };
   }
-  const outcome = outcomeOf(runtime, successStatus, result);
-  if (!outcome) {
+  const final = finalResponseOf(runtime, successStatus, result);
+  if (!final) {
     await store.release(sql, a, fence);
     a.event(E.Released, { fence, recoveryPoint: handle.recoveryPoint });
-    return { kind: "owned" as const, value: { result } satisfies Settled<R> };
+    return { kind: "owned" as const, value: { result } satisfies Executed<R> };
   }
-  const completed = await store.complete(sql, a, fence, outcome).catch(async (error: unknown) => {
+  const completed = await store.complete(sql, a, fence, final).catch(async (error: unknown) => {
     // The database failed us mid-completion: let the next retry take over at once instead of waiting out the lease.
     await store.release(sql, a, fence).catch(() => undefined);
     throw error;
@@ -289,10 +289,10 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
     lease.lose();
     refuse(a, new IdempotencyLeaseLostError(a.key, fence));
   }
-  return { kind: "owned" as const, value: stored(a, fence, result, outcome) };
+  return { kind: "owned" as const, value: stored(a, fence, result, final) };
 }
 
-function stored<R extends HandlerResult>(a: Attempt, fence: number, result: R, outcome: store.Outcome): Settled<R> {
-  a.event(E.Completed, { fence, status: outcome.status });
-  return { result, stored: { status: outcome.status, body: outcome.body } };
+function stored<R extends HandlerResult>(a: Attempt, fence: number, result: R, final: store.FinalResponse): Executed<R> {
+  a.event(E.Completed, { fence, status: final.status });
+  return { result, stored: { status: final.status, body: final.body } };
 }

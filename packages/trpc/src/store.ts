@@ -323,7 +323,7 @@ export function savePoint(q: ISql, k: KeyRef, fence: number, point: string, data
     returning 1`;
 }
 
-export type Outcome = { state: typeof KeyState.Completed | typeof KeyState.Failed; status: number; body: string };
+export type FinalResponse = { state: typeof KeyState.Completed | typeof KeyState.Failed; status: number; body: string };
 
 /**
  * Stores the outcome if the holder of `fence` still owns the key; nothing
@@ -332,7 +332,7 @@ export type Outcome = { state: typeof KeyState.Completed | typeof KeyState.Faile
  * `noneFails` guard as a retake's `orFail`), so that the business writes of
  * the COMMIT pipelined behind it go nowhere.
  */
-export function complete(q: ISql, k: KeyRef, fence: number, o: Outcome, finish?: { point: string }) {
+export function complete(q: ISql, k: KeyRef, fence: number, o: FinalResponse, finish?: { point: string }) {
   const update = q`
     update idempotency_keys set
       ${finish ? q`recovery_point = ${finish.point},` : q``}

@@ -26,7 +26,7 @@ import { z } from "zod";
 import {
   createIdempotencyProcedures,
   createRuntime,
-  idempotencyHeaders,
+  outcomeHeaders,
   migrate,
   type IdempotencyContext,
   type IdempotencyEvent,
@@ -157,9 +157,9 @@ export async function serve(sql: Sql, defaults: ProcedureOptions = {}, overrides
     createContext: ({ req }) => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
-      return { headers, tenant: { id: headers.get("x-tenant") ?? "t1" } };
+      return { headers, tenant: { id: headers.get("x-tenant") ?? "t1" }, outcomes: [] };
     },
-    responseMeta: ({ ctx }) => ({ headers: idempotencyHeaders(ctx) }),
+    responseMeta: ({ ctx }) => ({ headers: outcomeHeaders(ctx) }),
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -199,7 +199,7 @@ export async function post(
 
 /** A tRPC caller of `app` (no HTTP in between), sending `key` (or none) as Idempotency-Key, as `tenant`. */
 export const caller = (app: ReturnType<typeof createApp>, key?: string, tenant = "t1") =>
-  app.createCaller({ headers: new Headers(key === undefined ? {} : { "idempotency-key": key }), tenant: { id: tenant } });
+  app.createCaller({ headers: new Headers(key === undefined ? {} : { "idempotency-key": key }), tenant: { id: tenant }, outcomes: [] });
 
 /** The rows a tag's executions left, by note (only `tenant`'s, given one). */
 export async function effectsOf(sql: Sql, tag: string, tenant?: string): Promise<Record<string, number>> {
