@@ -8,7 +8,7 @@ import type { Sql } from "postgres";
 import type { Database, Db } from "../db/client";
 import type { PspClient } from "./psp/client";
 import type { AdminSession } from "./admin/session";
-import type { IdempotencyRuntime } from "@exactly-once/trpc";
+import type { IdempotencyOutcome, IdempotencyRuntime } from "@exactly-once/trpc";
 import type { Completer } from "./keys/completer";
 import type { EventLog } from "./keys/events";
 import type { Ledger } from "./ledger/post";
@@ -59,12 +59,16 @@ export type ContextOptions = {
   tenant?: Tenant | null;
   /** The request body exactly as received, for signature checks (webhooks). */
   rawBody?: string;
+  /** Where the idempotency middleware puts what it decided: a call's own (`runIdempotent`), else a new list. */
+  outcomes?: IdempotencyOutcome[];
 };
 
 export type Context = AppServices & {
   headers: Headers;
   tenant: Tenant | null;
   rawBody: string | undefined;
+  /** What the idempotency middleware decided for the request's calls (the tRPC endpoint's responseMeta sends their headers). */
+  outcomes: IdempotencyOutcome[];
   /**
    * A consequential request from outside (a tenant's token, the storefront) that its budget admitted
    * (server/trpc.ts): the new keys it would claim count against its tenant's key cap. The server's own
@@ -78,4 +82,5 @@ export const contextOf = (services: AppServices, options: ContextOptions = {}): 
   headers: options.headers ?? new Headers(),
   tenant: options.tenant ?? null,
   rawBody: options.rawBody,
+  outcomes: options.outcomes ?? [],
 });

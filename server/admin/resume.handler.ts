@@ -10,13 +10,13 @@ import type { Sql } from "postgres";
 import { AdminAction } from "../../db/schema/admin";
 import { DomainError, NotFoundError } from "../errors";
 import { KeyState } from "@exactly-once/trpc";
-import type { Completer, KeyOutcome } from "../keys/completer";
+import type { Completer, KeyCompletion } from "../keys/completer";
 import { recordAudit } from "./audit";
 import { isExpired, isStale } from "./key-state";
 import type { KeyRefInput } from "./key-ref.schema";
 import type { AdminSession } from "./session";
 
-export type Resumed = { outcome: KeyOutcome["outcome"]; status: number | null; detail: string | null };
+export type Resumed = { outcome: KeyCompletion["outcome"]; status: number | null; detail: string | null };
 
 export async function resumeKey(ctx: { sql: Sql; admin: AdminSession; completer: Completer }, input: KeyRefInput): Promise<Resumed> {
   const q = ctx.sql;

@@ -20,7 +20,8 @@ import {
   type Completer as PackageCompleter,
   type DueRef,
   type IdempotencyEventSink,
-  type KeyOutcome,
+  type IdempotentCall,
+  type KeyCompletion,
 } from "@exactly-once/trpc";
 import type { Sql } from "postgres";
 import { z } from "zod";
@@ -28,10 +29,10 @@ import { logger } from "../logger";
 import { instrument } from "../observability";
 import type { ProcedureRegistry } from "../registry";
 
-export type { KeyOutcome, RunOptions } from "@exactly-once/trpc";
+export type { KeyCompletion, RunOptions } from "@exactly-once/trpc";
 
-/** A caller's context for one attempt: the key's tenant and its Idempotency-Key. */
-type AttemptContext = { tenant: { id: string; name: string }; headers: Headers };
+/** A caller's context for one attempt: the key's tenant, its Idempotency-Key and where the middleware's decision goes. */
+type AttemptContext = IdempotentCall & { tenant: { id: string; name: string } };
 
 export type CompleterParts<TCtx> = {
   registry: ProcedureRegistry<TCtx>;
@@ -41,7 +42,7 @@ export type CompleterParts<TCtx> = {
   intervalMs: number;
   onEvent: IdempotencyEventSink;
   /** Wraps every attempt on a key (the failure lab records one on a lab run's key into that run). */
-  around?: (due: DueRef, attempt: () => Promise<KeyOutcome>) => Promise<KeyOutcome>;
+  around?: (due: DueRef, attempt: () => Promise<KeyCompletion>) => Promise<KeyCompletion>;
 };
 
 export type Completer = PackageCompleter & {
@@ -74,7 +75,7 @@ export function createCompleter<TCtx>(parts: CompleterParts<TCtx>): Completer {
     aroundKey: (due, run) => instrument.completerRun(due.procedure, () => (parts.around ? parts.around(due, run) : run())),
     rerun: async (due, call) => {
       const input = wireInput(resumables.get(due.procedure)!, due.input);
-      const ctx = await parts.createContext({ tenant: { id: due.tenantId, name: due.tenantId }, headers: call.headers });
+      const ctx = await parts.createContext({ tenant: { id: due.tenantId, name: due.tenantId }, ...call });
       return parts.registry.byPath(due.procedure)!.call(ctx, input);
     },
   });

@@ -18,9 +18,9 @@ import { labKeyOf, LAB_COMPLETER_BUDGET } from "./scenarios";
 const GIVE_UP_AFTER_MS = 60_000;
 const POLL_MS = 100;
 
-export type AttentionOutcome = { needsAttention: boolean; attempts: number; lastError: string | null; finished: boolean };
+export type AttentionState = { needsAttention: boolean; attempts: number; lastError: string | null; finished: boolean };
 
-async function keyState(sql: Sql, tenantId: string, key: string): Promise<AttentionOutcome | undefined> {
+async function keyState(sql: Sql, tenantId: string, key: string): Promise<AttentionState | undefined> {
   const [row] = await sql<{ attention: boolean; in_progress: boolean; attempts: number; error: string | null }[]>`
     select ${needsAttention(sql, "k")} as attention, k.state = ${KeyState.InProgress} as in_progress, k.completer_attempts as attempts, k.completer_error as error
     from idempotency_keys k where k.tenant_id = ${tenantId} and k.key = ${key}`;
@@ -28,7 +28,7 @@ async function keyState(sql: Sql, tenantId: string, key: string): Promise<Attent
 }
 
 /** Where the run's key stands for the completer: null for a run without a key (the twin) or before its first request. */
-export async function attentionOf(sql: Sql, run: LabRun, tenantId: string): Promise<AttentionOutcome | null> {
+export async function attentionOf(sql: Sql, run: LabRun, tenantId: string): Promise<AttentionState | null> {
   return (await keyState(sql, tenantId, labKeyOf(run.id))) ?? null;
 }
 
@@ -37,7 +37,7 @@ export async function completeUntilAttention(
   ctx: { sql: Sql; completer: Completer },
   run: LabRun,
   tenantId: string,
-): Promise<AttentionOutcome | null> {
+): Promise<AttentionState | null> {
   const { sql, completer } = ctx;
   const key = labKeyOf(run.id);
   const deadline = Date.now() + GIVE_UP_AFTER_MS;

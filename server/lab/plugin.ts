@@ -7,7 +7,7 @@
  * the core imports the lab. `enabled` (demo mode) is read per request: only
  * the edges enter a lab run, and every other hook is a no-op outside one.
  */
-import type { DueRef, KeyOutcome } from "@exactly-once/trpc";
+import type { DueRef, KeyCompletion } from "@exactly-once/trpc";
 import type { Sql } from "postgres";
 import type { ProviderPlugin } from "../payments/provider";
 import { throughLab, webhookThroughLab } from "./edge";
@@ -32,6 +32,6 @@ export function createLabPlugin(enabled: () => boolean, sql: () => Sql, port: nu
       (handle: Handler): Handler =>
       (req) =>
         webhookThroughLab(enabled, sql, req, handle),
-    aroundCompleterAttempt: (due: DueRef, attempt: () => Promise<KeyOutcome>) => traceCompleterAttempt(enabled, sql, due.key, attempt),
+    aroundCompleterAttempt: (due: DueRef, attempt: () => Promise<KeyCompletion>) => traceCompleterAttempt(enabled, sql, due.key, attempt),
   };
 }

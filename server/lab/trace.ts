@@ -7,7 +7,7 @@
  * and nothing else.
  */
 import type { Sql } from "postgres";
-import { IdempotencyEventType, type IdempotencyEvent, type KeyOutcome } from "@exactly-once/trpc";
+import { IdempotencyEventType, type IdempotencyEvent, type KeyCompletion } from "@exactly-once/trpc";
 import { Book, type Movement } from "../ledger/post";
 import type { ObservedCall as ProviderCall } from "../psp/client";
 import { currentRun, findRun, Lane, recordStep, stepsWritten, withinRun, type Words } from "./runs";
@@ -164,7 +164,7 @@ export function traceLedgerMovement(m: Movement & { amountMinor: number }): void
 const LAB_KEY_PREFIX = labKeyOf("");
 
 /** The last step of a completer's attempt, in words; none when the attempt threw. */
-function completerStep(outcome: KeyOutcome | undefined): Words {
+function completerStep(outcome: KeyCompletion | undefined): Words {
   switch (outcome?.outcome) {
     case "completed":
       return {
@@ -193,8 +193,8 @@ export async function traceCompleterAttempt(
   enabled: () => boolean,
   sql: () => Sql,
   key: string,
-  attempt: () => Promise<KeyOutcome>,
-): Promise<KeyOutcome> {
+  attempt: () => Promise<KeyCompletion>,
+): Promise<KeyCompletion> {
   // The prefix first: outside the lab (every real key) nothing else is looked at.
   const run = key.startsWith(LAB_KEY_PREFIX) && enabled() ? await findRun(sql(), key.slice(LAB_KEY_PREFIX.length)) : undefined;
   if (!run) return attempt();
@@ -203,7 +203,7 @@ export async function traceCompleterAttempt(
       plain: "the completer picks the payment up: nobody finished it in time",
       technical: "completer takes the key up: its lease ran out with no client finishing it",
     });
-    let outcome: KeyOutcome | undefined;
+    let outcome: KeyCompletion | undefined;
     try {
       return (outcome = await attempt());
     } finally {

@@ -9,7 +9,7 @@
 import type { Database } from "../../db/client";
 import { availability } from "../../db/availability";
 import { refreshKeyStates } from "./key-states";
-import { metrics, RequestOutcome } from "./metrics";
+import { metrics, OutcomeLabel } from "./metrics";
 
 const HEALTH_WINDOW_MS = 5 * 60_000;
 const SAMPLE_EVERY_MS = 15_000;
@@ -45,13 +45,13 @@ async function totals(): Promise<Totals> {
     values: { labels: L; value: number }[],
     where: (labels: L) => boolean = () => true,
   ) => values.filter((v) => where(v.labels)).reduce((total, v) => total + v.value, 0);
-  const outcome = (wanted: RequestOutcome) => sum(requests.values, (l) => l.outcome === wanted);
+  const outcome = (wanted: OutcomeLabel) => sum(requests.values, (l) => l.outcome === wanted);
   return {
     requests: sum(requests.values),
-    replayed: outcome(RequestOutcome.Replayed) + outcome(RequestOutcome.Waited),
-    conflicts: outcome(RequestOutcome.Conflict),
-    mismatches: outcome(RequestOutcome.Mismatch),
-    failed: outcome(RequestOutcome.Failed) + outcome(RequestOutcome.LeaseLost),
+    replayed: outcome(OutcomeLabel.Replayed) + outcome(OutcomeLabel.Waited),
+    conflicts: outcome(OutcomeLabel.Conflict),
+    mismatches: outcome(OutcomeLabel.Mismatch),
+    failed: outcome(OutcomeLabel.Failed) + outcome(OutcomeLabel.LeaseLost),
     completerRuns: sum(completer.values),
     // The same set IdempotencyCompleterFailing alerts on (ops/prometheus/alerts.yml).
     completerFailures: sum(completer.values, (l) => l.result !== "completed" && l.result !== "not_ours"),

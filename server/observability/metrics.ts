@@ -21,8 +21,8 @@ export const EdgeRefusal = {
 } as const;
 export type EdgeRefusal = (typeof EdgeRefusal)[keyof typeof EdgeRefusal];
 
-/** How an idempotent request ended, one per request. */
-export const RequestOutcome = {
+/** How an idempotent request ended: the `outcome` label it is counted under, one per request. */
+export const OutcomeLabel = {
   Executed: "executed",
   Replayed: "replayed",
   Mismatch: "mismatch",
@@ -33,7 +33,7 @@ export const RequestOutcome = {
   LeaseLost: "lease_lost",
   Failed: "failed",
 } as const;
-export type RequestOutcome = (typeof RequestOutcome)[keyof typeof RequestOutcome];
+export type OutcomeLabel = (typeof OutcomeLabel)[keyof typeof OutcomeLabel];
 
 // Request latencies run from a replay (a millisecond) to a slow provider plus a wait (tens of seconds).
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -25,7 +25,7 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
 import { IdempotencyEventType as E, type IdempotencyEvent, type IdempotencyEventSink } from "@exactly-once/trpc";
-import { metrics, RequestOutcome } from "./metrics";
+import { metrics, OutcomeLabel } from "./metrics";
 import { observing } from "./switch";
 import { tracer } from "./tracing";
 
@@ -48,14 +48,14 @@ const SCOPE = Symbol("observation");
 type Observed = { [SCOPE]?: Scope };
 
 /** How the request ended, from what happened to its key; undefined when it never reached the key. */
-function requestOutcome(events: readonly IdempotencyEvent["type"][]): RequestOutcome | undefined {
-  if (events.includes(E.Mismatch)) return RequestOutcome.Mismatch;
-  if (events.includes(E.Conflict)) return RequestOutcome.Conflict;
-  if (events.includes(E.LeaseLost)) return RequestOutcome.LeaseLost;
-  if (events.includes(E.Replayed)) return events.includes(E.Waited) ? RequestOutcome.Waited : RequestOutcome.Replayed;
-  if (events.includes(E.Completed)) return events.includes(E.Takeover) ? RequestOutcome.Takeover : RequestOutcome.Executed;
+function outcomeLabel(events: readonly IdempotencyEvent["type"][]): OutcomeLabel | undefined {
+  if (events.includes(E.Mismatch)) return OutcomeLabel.Mismatch;
+  if (events.includes(E.Conflict)) return OutcomeLabel.Conflict;
+  if (events.includes(E.LeaseLost)) return OutcomeLabel.LeaseLost;
+  if (events.includes(E.Replayed)) return events.includes(E.Waited) ? OutcomeLabel.Waited : OutcomeLabel.Replayed;
+  if (events.includes(E.Completed)) return events.includes(E.Takeover) ? OutcomeLabel.Takeover : OutcomeLabel.Executed;
   // Claimed, then released for a retry (an unknown outcome at the provider) or cut short by an error.
-  return events.length > 0 ? RequestOutcome.Failed : undefined;
+  return events.length > 0 ? OutcomeLabel.Failed : undefined;
 }
 
 const DECISION: Partial<Record<IdempotencyEvent["type"], string>> = {
@@ -78,7 +78,7 @@ type Result = { ok: true } | { ok: false; error: TRPCError };
 export function countFromZero(procedures: readonly string[]): void {
   const m = metrics();
   for (const procedure of procedures) {
-    for (const outcome of Object.values(RequestOutcome)) {
+    for (const outcome of Object.values(OutcomeLabel)) {
       m.requests.inc({ procedure, outcome }, 0);
       m.requestDuration.zero({ procedure, outcome });
     }
@@ -148,8 +148,7 @@ class ObservedCall<R extends Result> {
   private count(result: R): void {
     // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
     const outcome =
-      requestOutcome(this.scope.events) ??
-      (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? RequestOutcome.Failed : undefined);
+      outcomeLabel(this.scope.events) ?? (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? OutcomeLabel.Failed : undefined);
     if (!outcome) return;
     const m = metrics();
     const labels = { procedure: this.opts.path, outcome };

@@ -10,7 +10,7 @@
 import type { ContextOptions } from "../context";
 import { DomainError, fewErrors, malformedPathProblem, namedFields, publicProblem } from "../errors";
 import { problemOf } from "../problems";
-import { idempotencyOutcome } from "@exactly-once/trpc";
+import { runIdempotent } from "@exactly-once/trpc";
 import type { ProcedureRegistry } from "../registry";
 import { readJsonBody } from "./body";
 import { HEADER, problemResponse, send } from "./respond";
@@ -80,21 +80,15 @@ async function handle<TCtx>(
       });
     }
     const input = { ...fields, ...params };
-    const output = await route.call(await createContext({ headers: req.headers, rawBody }), input);
-    const stored = storedAnswer(req);
-    if (stored) return stored;
-    return send(route.rest.status ?? 200, JSON.stringify(output), new Headers());
+    const { result, outcome } = await runIdempotent(req.headers, async (call) =>
+      route.call(await createContext({ ...call, rawBody }), input),
+    );
+    // The answer the middleware stored (run now or replayed; a decline, a refusal) goes out byte for byte, with its headers.
+    if (outcome && outcome.decision !== "refused" && outcome.stored)
+      return send(outcome.stored.status, outcome.stored.body, new Headers(outcome.headers));
+    if (result.ok) return send(route.rest.status ?? 200, JSON.stringify(result.data), new Headers());
+    return problemResponse(publicProblem(result.error, { procedure: route.procedure }), new Headers(outcome?.headers));
   } catch (error) {
-    // A stored outcome (a decline, a refusal) goes out exactly as stored.
-    const stored = storedAnswer(req);
-    if (stored) return stored;
-    return problemResponse(publicProblem(error, { procedure: route.procedure }), new Headers(idempotencyOutcome(req)?.headers));
+    return problemResponse(publicProblem(error, { procedure: route.procedure }));
   }
-}
-
-/** The answer the idempotency middleware stored for this request (run now or replayed), byte for byte, with its headers. */
-function storedAnswer(req: Request): Response | undefined {
-  const outcome = idempotencyOutcome(req);
-  if (outcome?.decision === "refused" || !outcome?.stored) return undefined;
-  return send(outcome.stored.status, outcome.stored.body, new Headers(outcome.headers));
 }

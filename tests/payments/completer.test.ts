@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
 import { database } from "../../db/client";
 import { completer, settleWithinMs } from "../../server/app";
-import { type KeyOutcome, type RunOptions } from "../../server/keys/completer";
+import { type KeyCompletion, type RunOptions } from "../../server/keys/completer";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, barrier, ledgerFor, newKey, newTenant, unbalancedTransactions, type Tenant } from "../support/api";
 import {
@@ -58,8 +58,8 @@ const run = promisify(execFile);
 const FAST = { backoffMs: 20, maxBackoffMs: 100 } satisfies RunOptions;
 
 /** Runs completer rounds for the tenant until the key is no longer in progress (or needs attention). */
-async function completeUntilSettled(tenantId: string, key: string, options: RunOptions = {}): Promise<KeyOutcome[]> {
-  const seen: KeyOutcome[] = [];
+async function completeUntilSettled(tenantId: string, key: string, options: RunOptions = {}): Promise<KeyCompletion[]> {
+  const seen: KeyCompletion[] = [];
   const deadline = Date.now() + 30_000;
   for (;;) {
     seen.push(...(await completer.completeDueKeys({ ...FAST, ...options, tenantId })));
@@ -159,7 +159,7 @@ describe("the completer finishes payments whose client never came back", () => {
     const key = newKey("alive");
     // The slow provider answers after 1.5 s; the holder's 1 s lease is renewed every third of it meanwhile.
     const holder = payChild(tenant, key, "5.00", "acct_test_slow");
-    const outcomes: KeyOutcome[] = [];
+    const outcomes: KeyCompletion[] = [];
     // The child keeps its pool open after it finished: it says so on standard output instead of exiting.
     const deadline = Date.now() + 20_000;
     while (!holder.output().includes("finished")) {

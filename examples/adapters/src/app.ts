@@ -6,7 +6,7 @@
  * middleware decided reach the answer (`responseMeta`): `contextOf` and
  * `answerHeaders` below, used by all three.
  */
-import { createIdempotencyProcedures, createRuntime, idempotencyHeaders, type IdempotencyContext } from "@exactly-once/trpc";
+import { createIdempotencyProcedures, createRuntime, outcomeHeaders, type IdempotencyContext } from "@exactly-once/trpc";
 import { initTRPC } from "@trpc/server";
 import type { Sql } from "postgres";
 import { z } from "zod";
@@ -29,8 +29,8 @@ export function createRouter(sql: Sql) {
 
 export type AppRouter = ReturnType<typeof createRouter>;
 
-/** The context the middleware reads; keys are scoped by tenant (one constant scope in a single-tenant app). */
-export const contextOf = (headers: Headers): IdempotencyContext => ({ headers, tenant: { id: "example" } });
+/** The context the middleware reads and adds its decisions to; keys are scoped by tenant (one constant scope in a single-tenant app). */
+export const contextOf = (headers: Headers): IdempotencyContext => ({ headers, tenant: { id: "example" }, outcomes: [] });
 
 /** Node's request headers (Express, Fastify) as the `Headers` the middleware reads. */
 export function headersOf(raw: Record<string, string | string[] | undefined>): Headers {
@@ -40,7 +40,7 @@ export function headersOf(raw: Record<string, string | string[] | undefined>): H
 }
 
 /** What `responseMeta` sends: the headers of what the middleware decided (`Idempotent-Replayed: true` on a replay). */
-export const answerHeaders = ({ ctx }: { ctx?: IdempotencyContext }) => ({ headers: idempotencyHeaders(ctx) });
+export const answerHeaders = ({ ctx }: { ctx?: IdempotencyContext }) => ({ headers: outcomeHeaders(ctx) });
 
 export async function createTables(sql: Sql): Promise<void> {
   await sql`create table if not exists deposits (id bigserial primary key, key text not null, account text not null, amount integer not null)`;

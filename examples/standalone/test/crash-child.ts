@@ -21,5 +21,5 @@ const app = createApp(
   },
   { leaseMs: 1_000 },
 );
-const caller = app.createCaller({ headers: new Headers({ "Idempotency-Key": key }), tenant: { id: "example" } });
+const caller = app.createCaller({ headers: new Headers({ "Idempotency-Key": key }), tenant: { id: "example" }, outcomes: [] });
 await caller.pay({ amount: 2500, to: "acct_crash" });

@@ -147,13 +147,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * not carry (`SET LOCAL`, one simple query), then one prepared statement
  * that tries the advisory lock and reads the row (`store.take`), and an
  * optional savepoint after the lock
- * (a rollback to it keeps the lock). The limits are not `set_config(…, true)`
- * columns of the take: on PostgreSQL 18 that made a fresh key cost the
- * server about 2× the floor under concurrency, against 1.2× with the same
- * limits as SET LOCAL (issue 20's third round, in bench/README.md's history). So
- * an attempt nobody holds the key against costs one round trip of three
- * statements, and so does a replay or a mismatch: a completed key does not
- * change until it expires and a key's fingerprint never does, so those are
+ * (a rollback to it keeps the lock). The limits are SET LOCAL in BEGIN's
+ * query rather than `set_config(…, true)` columns of the take, which cost
+ * the server more per fresh key under concurrency. So an attempt nobody
+ * holds the key against costs one round trip of three statements, and so
+ * does a replay or a mismatch: a completed key does not change until it
+ * expires and a key's fingerprint never does, so those are
  * decided on the row as read, without the lock. Only when another holds the
  * lock and the row does not decide it already does a second round trip wait
  * for the lock (at most `waitMs`) and read the row again by a statement of

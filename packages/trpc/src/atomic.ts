@@ -40,7 +40,7 @@
 import { acquire, admitNewKey, announce, decide, Decision, noteWait, refuse, type Acquired, type Attempt } from "./acquire.js";
 import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError } from "./errors.js";
 import { IdempotencyEventType as E } from "./events.js";
-import { outcomeOf } from "./policy.js";
+import { finalResponseOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
 import { isLockTimeout, KeyTransaction, setLocalLockTimeout } from "./transaction.js";
@@ -48,18 +48,18 @@ import type { AtomicHandle, HandlerResult, IdempotencyRuntime, StoredResponse } 
 
 const WORK = "eo_work";
 
-export type Settled<R> = { result: R; stored?: StoredResponse };
+export type Executed<R> = { result: R; stored?: StoredResponse };
 
-/** What an attempt's result stores: its outcome, or a released key (an unexpected error: a retry runs again). */
-function rowOf(outcome: store.Outcome | undefined): store.Put {
-  return outcome
-    ? { state: outcome.state, leaseMs: null, status: outcome.status, body: outcome.body }
+/** What an attempt's result stores: its final response, or a released key (an unexpected error: a retry runs again). */
+function rowOf(final: store.FinalResponse | undefined): store.Put {
+  return final
+    ? { state: final.state, leaseMs: null, status: final.status, body: final.body }
     : { state: KeyState.InProgress, leaseMs: 0, status: null, body: null };
 }
 
 /** Reports what the attempt stored under `fence`, once it committed. */
-function reportSettled(a: Attempt, fence: number, outcome: store.Outcome | undefined): void {
-  if (outcome) a.event(E.Completed, { fence, status: outcome.status });
+function reportSettled(a: Attempt, fence: number, final: store.FinalResponse | undefined): void {
+  if (final) a.event(E.Completed, { fence, status: final.status });
   else a.event(E.Released, { fence });
 }
 
@@ -68,7 +68,7 @@ export async function runAtomic<TTx, R extends HandlerResult>(
   a: Attempt,
   successStatus: number,
   run: (handle: AtomicHandle<TTx>) => Promise<R>,
-): Promise<Acquired<Settled<R>>> {
+): Promise<Acquired<Executed<R>>> {
   return (await unlocked(runtime, a, successStatus, run)) ?? locked(runtime, a, successStatus, run);
 }
 
@@ -78,13 +78,13 @@ async function unlocked<TTx, R extends HandlerResult>(
   a: Attempt,
   successStatus: number,
   run: (handle: AtomicHandle<TTx>) => Promise<R>,
-): Promise<Acquired<Settled<R>> | undefined> {
+): Promise<Acquired<Executed<R>> | undefined> {
   const t = new KeyTransaction(await runtime.reserve());
   try {
     // The look comes before the transaction: a stored answer (the common retry) is then one statement, nothing opened.
-    // In BEGIN's write instead it would save a fresh key its own write and cost a replay a ROLLBACK's, about as much
-    // CPU as it saves (bench/README.md), and the replay target would no longer hold. A client's first send of the key
-    // has nothing to find, so it goes without: then its statements are the floor's.
+    // In BEGIN's write instead it would save a fresh key its own write but cost a replay a ROLLBACK, as much as it
+    // saves, and a replay would no longer be one statement. A client's first send of the key has nothing to find, so
+    // it goes without: then its statements are the floor's.
     let row = a.firstSend ? undefined : store.peeked(await store.peek(t.conn, a));
     // Nothing to answer from: the handler's run would insert a new key row, which the app may refuse.
     row ??= await admitNewKey(t.conn, a, !a.firstSend);
@@ -98,13 +98,13 @@ async function unlocked<TTx, R extends HandlerResult>(
     // floor spends on BEGIN alone.
     t.beginAhead(a.setup);
     const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
-    const outcome = outcomeOf(runtime, successStatus, result);
+    const final = finalResponseOf(runtime, successStatus, result);
     if (result.ok) {
       const sentAt = performance.now();
       try {
         // A duplicate's INSERT waits for the first attempt's commit; `waitMs` bounds that wait as it bounds the lock's.
         const bound = a.waitMs !== a.limits.lockTimeoutMs ? [t.conn.unsafe(setLocalLockTimeout(a.waitMs))] : [];
-        await t.commit(...bound, store.settle(t.conn, a, 0, rowOf(outcome)));
+        await t.commit(...bound, store.settle(t.conn, a, 0, rowOf(final)));
       } catch (error) {
         if (store.rowChanged(error)) {
           // Another attempt's row was there, or committed while this INSERT waited at the unique index for it.
@@ -116,11 +116,11 @@ async function unlocked<TTx, R extends HandlerResult>(
       }
     } else {
       await t.rollback();
-      if (!(await store.insertIfAbsent(t.conn, a, rowOf(outcome)))) return undefined;
+      if (!(await store.insertIfAbsent(t.conn, a, rowOf(final)))) return undefined;
     }
     a.event(E.Claimed, { fence: 1 });
-    reportSettled(a, 1, outcome);
-    return { kind: "owned", value: { result, stored: outcome && { status: outcome.status, body: outcome.body } } };
+    reportSettled(a, 1, final);
+    return { kind: "owned", value: { result, stored: final && { status: final.status, body: final.body } } };
   } finally {
     await t.close();
   }
@@ -136,14 +136,14 @@ function locked<TTx, R extends HandlerResult>(
   return acquire(
     { sql: runtime.sql(), reserve: runtime.reserve },
     a,
-    async (t, owned): Promise<Settled<R>> => {
+    async (t, owned): Promise<Executed<R>> => {
       announce(a, owned);
       const result = await run({ key: a.key, tx: runtime.transaction(t.conn) });
-      const outcome = outcomeOf(runtime, successStatus, result);
+      const final = finalResponseOf(runtime, successStatus, result);
       if (!result.ok) await t.rollback(WORK);
-      await t.commit(store.settle(t.conn, a, owned.seenFence, rowOf(outcome)));
-      reportSettled(a, owned.fence, outcome);
-      return { result, stored: outcome && { status: outcome.status, body: outcome.body } };
+      await t.commit(store.settle(t.conn, a, owned.seenFence, rowOf(final)));
+      reportSettled(a, owned.fence, final);
+      return { result, stored: final && { status: final.status, body: final.body } };
     },
     { savepoint: WORK },
   );

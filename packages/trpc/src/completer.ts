@@ -25,7 +25,7 @@ import {
 import { IdempotencyKeyInProgressError, IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors.js";
 import { IdempotencyEventType } from "./events.js";
 import { IDEMPOTENCY_KEY_HEADER } from "./key.js";
-import { idempotencyOutcome } from "./outcome.js";
+import { runIdempotent, type IdempotentCall } from "./outcome.js";
 import type { IdempotencyEventSink } from "./types.js";
 
 export type { CompletionPolicy } from "./completion.js";
@@ -44,12 +44,11 @@ export type DueRef = { tenantId: string; key: string; procedure: string };
 
 /**
  * Runs the key's procedure again: as `due.tenantId`, with `input` (the
- * stored canonical input) and with `call.headers` (they carry the key) as
- * the headers of the procedure's context, the way the app's own server-side
- * caller does. The completer reads what the middleware decided under those
- * headers (`idempotencyOutcome`).
+ * stored canonical input) and with `call` in the procedure's context (its
+ * `headers` carry the key, its `outcomes` get what the middleware decided:
+ * `runIdempotent`), the way the app's own server-side caller does.
  */
-export type Rerun = (due: DueRef & { input: unknown }, call: { headers: Headers }) => Promise<unknown>;
+export type Rerun = (due: DueRef & { input: unknown }, call: IdempotentCall) => Promise<unknown>;
 
 /** Pino-style: fields first, then the message. */
 type Log = Record<"debug" | "info" | "warn" | "error", (fields: Record<string, unknown>, message: string) => void>;
@@ -64,11 +63,11 @@ export type CompleterOptions = {
   onEvent?: IdempotencyEventSink;
   log?: Log;
   /** Wraps the handling of one key (a trace span, a metric of outcomes, a lab run's record). */
-  aroundKey?: (due: DueRef, run: () => Promise<KeyOutcome>) => Promise<KeyOutcome>;
+  aroundKey?: (due: DueRef, run: () => Promise<KeyCompletion>) => Promise<KeyCompletion>;
 };
 
-/** What one attempt on one key came to. */
-export type KeyOutcome =
+/** What the completer's attempt on one key came to. */
+export type KeyCompletion =
   /** This completer stored the result (a success, or a final refusal such as a decline). */
   | { tenantId: string; key: string; outcome: "completed"; status: number }
   /** Someone else had it: a client retry or another instance finished it, or still holds it. */
@@ -88,7 +87,7 @@ export type RunOptions = Partial<CompletionPolicy> & {
 
 export type Completer = {
   /** One round: claim the due keys and run them (a few at a time). */
-  completeDueKeys: (options?: RunOptions) => Promise<KeyOutcome[]>;
+  completeDueKeys: (options?: RunOptions) => Promise<KeyCompletion[]>;
   /** The loop of an instance: a round every `everyMs`, never two at once; 0 starts nothing. */
   start: (everyMs: number) => { stop: () => void };
 };
@@ -133,12 +132,12 @@ export function createCompleter(options: CompleterOptions): Completer {
   const log = options.log ?? quiet;
 
   /** Runs one claimed key through its procedure and records what came of it. */
-  async function runKey(sql: Sql, due: DueKey, policy: CompletionPolicy): Promise<KeyOutcome> {
+  async function runKey(sql: Sql, due: DueKey, policy: CompletionPolicy): Promise<KeyCompletion> {
     const ref = { tenantId: due.tenantId, key: due.key };
     const fields = { key: due.key, tenantId: due.tenantId, procedure: due.procedure, attempt: due.attempt };
     const event = (type: IdempotencyEventType) =>
       options.onEvent?.({ type, tenantId: due.tenantId, key: due.key, procedure: due.procedure });
-    const needsAttention = async (reason: string): Promise<KeyOutcome> => {
+    const needsAttention = async (reason: string): Promise<KeyCompletion> => {
       await giveUp(sql, ref, reason);
       event(IdempotencyEventType.CompleterGaveUp);
       log.warn({ ...fields, reason }, "completer: the key needs attention");
@@ -155,29 +154,25 @@ export function createCompleter(options: CompleterOptions): Completer {
     }
     event(IdempotencyEventType.CompleterAttempt);
 
-    const call = { headers: new Headers({ [IDEMPOTENCY_KEY_HEADER]: due.key }) };
-    let failure: unknown;
-    try {
-      await options.rerun({ tenantId: due.tenantId, key: due.key, procedure: due.procedure, input }, call);
-    } catch (error) {
-      failure = error;
-    }
-    const decided = idempotencyOutcome(call);
-    if (decided?.decision === "executed" && decided.stored) {
+    const { result, outcome } = await runIdempotent(new Headers({ [IDEMPOTENCY_KEY_HEADER]: due.key }), (call) =>
+      options.rerun({ tenantId: due.tenantId, key: due.key, procedure: due.procedure, input }, call),
+    );
+    const failure = result.ok ? undefined : result.error;
+    if (outcome?.decision === "executed" && outcome.stored) {
       // The middleware stored this attempt's result (a success or a final refusal).
       await markCompletedByCompleter(sql, ref);
-      log.info({ ...fields, status: decided.stored.status }, "completer: finished a key its client left");
-      return { ...ref, outcome: "completed", status: decided.stored.status };
+      log.info({ ...fields, status: outcome.stored.status }, "completer: finished a key its client left");
+      return { ...ref, outcome: "completed", status: outcome.stored.status };
     }
     if (failure instanceof NotResumableError) return needsAttention(failure.message);
-    const problem = decided?.decision === "refused" ? decided.problem : undefined;
+    const problem = outcome?.decision === "refused" ? outcome.problem : undefined;
     if (
-      decided?.decision === "replayed" ||
+      outcome?.decision === "replayed" ||
       problem instanceof IdempotencyKeyInProgressError ||
       problem instanceof IdempotencyLeaseLostError
     ) {
       // A client retry or another instance got there first: nothing to do, nothing to alarm anyone about.
-      const detail = decided?.decision === "replayed" ? "already finished" : "held by another attempt";
+      const detail = outcome?.decision === "replayed" ? "already finished" : "held by another attempt";
       log.debug({ ...fields, detail }, "completer: lost the key to another attempt");
       return { ...ref, outcome: "not_ours", detail };
     }
@@ -193,7 +188,7 @@ export function createCompleter(options: CompleterOptions): Completer {
     return { ...ref, outcome: "retry_later", detail };
   }
 
-  const completeDueKeys = async (run: RunOptions = {}): Promise<KeyOutcome[]> => {
+  const completeDueKeys = async (run: RunOptions = {}): Promise<KeyCompletion[]> => {
     const sql = run.sql ?? options.sql();
     const policy = {
       ...completionPolicy(),
@@ -206,7 +201,7 @@ export function createCompleter(options: CompleterOptions): Completer {
       limit: run.limit ?? 20,
       ...definedOnly({ tenantId: run.tenantId, key: run.key, force: run.force }),
     });
-    const around = options.aroundKey ?? ((_due: DueRef, go: () => Promise<KeyOutcome>) => go());
+    const around = options.aroundKey ?? ((_due: DueRef, go: () => Promise<KeyCompletion>) => go());
     return Promise.all(due.map((d) => around({ tenantId: d.tenantId, key: d.key, procedure: d.procedure }, () => runKey(sql, d, policy))));
   };
 

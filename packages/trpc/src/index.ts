@@ -7,14 +7,15 @@
  * in the server) and `./drizzle` (the table, for apps that use Drizzle).
  */
 export { createIdempotencyProcedures, type IdempotencyMeta } from "./procedures.js";
-// What the middleware decided for a request, for the caller to answer with.
-export { idempotencyHeaders, idempotencyOutcome, REPLAYED_HEADER, type IdempotencyOutcome } from "./outcome.js";
+// What the middleware decided for a call, returned with its result, and the headers it adds to a tRPC answer.
+export { outcomeHeaders, REPLAYED_HEADER, runIdempotent, type CallResult, type IdempotentCall } from "./outcome.js";
 export { createRuntime, type RuntimeOptions } from "./runtime.js";
 export type {
   Around,
   AtomicHandle,
   IdempotencyContext,
   IdempotencyEventSink,
+  IdempotencyOutcome,
   IdempotencyRuntime,
   Json,
   ProcedureOptions,
@@ -36,7 +37,7 @@ export {
   type CompleterOptions,
   type CompletionPolicy,
   type DueRef,
-  type KeyOutcome,
+  type KeyCompletion,
   type Rerun,
   type RunOptions,
 } from "./completer.js";

@@ -7,39 +7,17 @@
  * it finished the key.
  *
  * A tRPC middleware hands its caller nothing but the procedure's output or
- * error, so the decision is kept here, under the request's `headers` (the
- * object the adopter's context already carries, unchanged by tRPC from the
- * adapter to the middleware), for as long as that request is alive. The
- * adopter allocates nothing for it.
+ * error, so the middleware adds each decision to the request's own list,
+ * `ctx.outcomes` (part of `IdempotencyContext`, so the type checker sees
+ * that every context carries one): tRPC passes the context's fields on to
+ * every middleware as they are, and the list goes with them. `runIdempotent`
+ * hands a call a fresh list and returns what was decided with the result;
+ * `outcomeHeaders(ctx)` reads a tRPC request's list for `responseMeta`.
  */
 import { IdempotencyError } from "./errors.js";
-import type { StoredResponse } from "./types.js";
+import type { IdempotencyContext, IdempotencyOutcome } from "./types.js";
 
 export const REPLAYED_HEADER = "Idempotent-Replayed";
-
-export type IdempotencyOutcome = {
-  procedure: string;
-  /** What the decision adds to the answer: `Idempotent-Replayed: true` on a replay, `Retry-After` on a 409. */
-  headers: Readonly<Record<string, string>>;
-} & (
-  | {
-      decision: "executed";
-      /** The answer a retry will replay; undefined when the result was not final and the key was released for a retry to run again. */
-      stored: StoredResponse | undefined;
-    }
-  | { decision: "replayed"; stored: StoredResponse }
-  | { decision: "refused"; problem: IdempotencyError }
-);
-
-type Request = { headers: Headers };
-
-const decided = new WeakMap<Headers, IdempotencyOutcome[]>();
-
-export function noteOutcome(request: Request, outcome: IdempotencyOutcome): void {
-  const list = decided.get(request.headers);
-  if (list) list.push(outcome);
-  else decided.set(request.headers, [outcome]);
-}
 
 /** The refusal an outcome reports: an IdempotencyError, thrown as such or as a TRPCError's cause. */
 export function refusalOf(error: unknown): IdempotencyError | undefined {
@@ -57,15 +35,38 @@ export const refused = (procedure: string, problem: IdempotencyError): Idempoten
       : {},
 });
 
-/** What the middleware decided for the latest idempotent call made with these request headers, if any was made. */
-export function idempotencyOutcome(request: Request): IdempotencyOutcome | undefined {
-  return decided.get(request.headers)?.at(-1);
-}
-
 /**
  * The headers the middleware's decisions add to the answer of a request
  * (every call of a tRPC batch): what an adapter's `responseMeta` sends.
+ * `ctx` is undefined when the adapter could not build the context.
  */
-export function idempotencyHeaders(request: Request | undefined): Record<string, string> {
-  return Object.assign({}, ...(request ? (decided.get(request.headers) ?? []) : []).map((o) => o.headers)) as Record<string, string>;
+export function outcomeHeaders(ctx: Pick<IdempotencyContext, "outcomes"> | undefined): Record<string, string> {
+  return Object.assign({}, ...(ctx?.outcomes ?? []).map((o) => o.headers)) as Record<string, string>;
+}
+
+/** What a call of a procedure gives back: its output, or what it threw. */
+export type CallResult<T> = { ok: true; data: T } | { ok: false; error: unknown };
+
+/** What `run` puts into the context it calls the procedure with: the call's headers and the list its outcome goes to. */
+export type IdempotentCall = Pick<IdempotencyContext, "headers" | "outcomes">;
+
+/**
+ * Runs one call of a procedure (`run`, through a server-side caller or any
+ * other way into the procedure, with `call` in its context) and returns its
+ * result together with what the middleware decided for it: undefined when
+ * the call never reached the middleware (its input refused, no tenant) or
+ * the procedure is not idempotent.
+ */
+export async function runIdempotent<T>(
+  headers: Headers,
+  run: (call: IdempotentCall) => Promise<T>,
+): Promise<{ result: CallResult<T>; outcome: IdempotencyOutcome | undefined }> {
+  const call: IdempotentCall = { headers, outcomes: [] };
+  let result: CallResult<T>;
+  try {
+    result = { ok: true, data: await run(call) };
+  } catch (error) {
+    result = { ok: false, error };
+  }
+  return { result, outcome: call.outcomes.at(-1) };
 }

@@ -4,11 +4,15 @@
  * releases the key, so a retry runs the work again.
  */
 import { KeyState } from "./states.js";
-import type { Outcome } from "./store.js";
+import type { FinalResponse } from "./store.js";
 import type { HandlerResult, IdempotencyRuntime } from "./types.js";
 
-/** The outcome to store, or undefined: release the key and let a retry run again. */
-export function outcomeOf(runtime: IdempotencyRuntime<unknown>, successStatus: number, result: HandlerResult): Outcome | undefined {
+/** The response to store, or undefined: release the key and let a retry run again. */
+export function finalResponseOf(
+  runtime: IdempotencyRuntime<unknown>,
+  successStatus: number,
+  result: HandlerResult,
+): FinalResponse | undefined {
   if (result.ok) return { state: KeyState.Completed, status: successStatus, body: JSON.stringify(result.data) };
   const final = runtime.finalError(result.error);
   return final && { state: KeyState.Failed, ...final };

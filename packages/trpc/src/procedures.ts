@@ -17,17 +17,17 @@ import { initTRPC, TRPCError } from "@trpc/server";
 // (a replay) must hand tRPC a result carrying this marker; tRPC exports no
 // public way to build one.
 import { middlewareMarker } from "@trpc/server/unstable-core-do-not-import";
-import type { Attempt } from "./acquire.js";
-import { runAtomic, type Settled } from "./atomic.js";
+import type { Acquired, Attempt } from "./acquire.js";
+import { runAtomic, type Executed } from "./atomic.js";
 import { fingerprint } from "./canonical.js";
 import { IdempotencyError } from "./errors.js";
 import { isFirstSend, readIdempotencyKey } from "./key.js";
-import { noteOutcome, refusalOf, refused, REPLAYED_HEADER, type IdempotencyOutcome } from "./outcome.js";
+import { refusalOf, refused, REPLAYED_HEADER } from "./outcome.js";
 import { runRecoverable } from "./recoverable.js";
 import { KeyState } from "./states.js";
 import { carriedLimits, setLocalLimits } from "./transaction.js";
 import type { Decidable } from "./store.js";
-import type { IdempotencyContext, IdempotencyRuntime, ProcedureOptions } from "./types.js";
+import type { IdempotencyContext, IdempotencyOutcome, IdempotencyRuntime, ProcedureOptions } from "./types.js";
 
 /** A recoverable holder renews its lease for at most this many leases unless told otherwise (ProcedureOptions.maxHoldMs). */
 const MAX_HOLD_LEASES = 10;
@@ -91,15 +91,13 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
     return { outcome, result: { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker } };
   }
 
-  type Acquired<R> = { kind: "owned"; value: Settled<R> } | { kind: "replay"; row: Decidable };
-
-  type Run<R> = (r: IdempotencyRuntime<TTx>, a: Attempt) => Promise<Acquired<R>>;
+  type Run<R> = (r: IdempotencyRuntime<TTx>, a: Attempt) => Promise<Acquired<Executed<R>>>;
 
   /** One call's whole work, inside the runtime's `around.call` when it has one. */
-  function decide<R>(ctx: TCtx, path: string, input: unknown, options: ProcedureOptions, run: Run<R>) {
+  function runCall<R>(ctx: TCtx, path: string, input: unknown, options: ProcedureOptions, run: Run<R>) {
     const r = runtimeOf(ctx);
     const call = r.around?.call;
-    return call ? call(ctx, () => decided(r, ctx, path, input, options, run)) : decided(r, ctx, path, input, options, run);
+    return call ? call(ctx, () => answerCall(r, ctx, path, input, options, run)) : answerCall(r, ctx, path, input, options, run);
   }
 
   /** The handler's run under the key, inside the runtime's `around.handler` when it has one. */
@@ -109,24 +107,31 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
   }
 
   /**
-   * Runs one attempt and notes what was decided for the request (see
-   * outcome.ts); a refusal (a missing key, a mismatch, a key in progress or
-   * lost) is noted and thrown on to tRPC.
+   * Runs one attempt and adds what was decided to the request's outcomes
+   * (outcome.ts); a refusal (a missing key, a mismatch, a key in progress or
+   * lost) is added and thrown on to tRPC.
    */
-  async function decided<R>(r: IdempotencyRuntime<TTx>, ctx: TCtx, path: string, input: unknown, options: ProcedureOptions, run: Run<R>) {
+  async function answerCall<R>(
+    r: IdempotencyRuntime<TTx>,
+    ctx: TCtx,
+    path: string,
+    input: unknown,
+    options: ProcedureOptions,
+    run: Run<R>,
+  ) {
     try {
       const a = attempt(r, ctx, path, input, options);
       const acquired = await run(r, a);
       if (acquired.kind === "replay") {
         const { outcome, result } = replay(r, ctx, a, acquired.row);
-        noteOutcome(ctx, outcome);
+        ctx.outcomes.push(outcome);
         return result;
       }
-      noteOutcome(ctx, { procedure: path, decision: "executed", stored: acquired.value.stored, headers: {} });
+      ctx.outcomes.push({ procedure: path, decision: "executed", stored: acquired.value.stored, headers: {} });
       return acquired.value.result;
     } catch (error) {
       const problem = refusalOf(error);
-      if (problem) noteOutcome(ctx, refused(path, problem));
+      if (problem) ctx.outcomes.push(refused(path, problem));
       throw error;
     }
   }
@@ -136,14 +141,14 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
     atomic: (options: ProcedureOptions = {}) =>
       t.procedure.use(({ ctx, meta, path, input, next }) =>
         // tRPC hands the middleware its context as a simplified copy of TCtx's type.
-        decide(ctx as TCtx, path, input, options, (r, a) =>
+        runCall(ctx as TCtx, path, input, options, (r, a) =>
           runAtomic(r, a, meta?.rest?.status ?? 200, (idempotency) => handled(r, ctx as TCtx, () => next({ ctx: { idempotency } }))),
         ),
       ),
     /** Handlers call out between `ctx.idempotency.phase(...)`s, with `ctx.idempotency.downstreamKey`. */
     recoverable: (options: ProcedureOptions = {}) =>
       t.procedure.use(({ ctx, meta, path, input, next }) =>
-        decide(ctx as TCtx, path, input, options, (r, a) =>
+        runCall(ctx as TCtx, path, input, options, (r, a) =>
           runRecoverable(r, a, meta?.rest?.status ?? 200, (idempotency) => handled(r, ctx as TCtx, () => next({ ctx: { idempotency } }))),
         ),
       ),

@@ -18,10 +18,10 @@
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
 import { acquire, admitNewKey, announce, decide, Decision, refuse, type Acquired, type Attempt } from "./acquire.js";
-import type { Settled } from "./atomic.js";
+import type { Executed } from "./atomic.js";
 import { IdempotencyKeyMismatchError, IdempotencyLeaseLostError } from "./errors.js";
 import { IdempotencyEventType as E } from "./events.js";
-import { outcomeOf } from "./policy.js";
+import { finalResponseOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
 import { inTransaction, type Pool } from "./transaction.js";
@@ -37,14 +37,24 @@ export const downstreamKeyOf = (k: store.KeyRef, generation: string) =>
  * its budget stops renewing and counts as having lost the key: its lease runs
  * out, a retry takes over under a new fence, and whatever the old holder
  * still tries is refused by that fence.
+ *
+ * The loss is a plain value and one callback (`race`); the AbortSignal a
+ * handler may hand to its own calls is made the first time it is read: an
+ * EventTarget per request is most of what a lease costs, and most handlers
+ * never read it.
  */
 function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
-  const lost = new AbortController();
+  let lostWith: IdempotencyLeaseLostError | undefined;
+  let controller: AbortController | undefined;
+  let onLost: ((error: Error) => void) | undefined;
   let stopped = false;
   const lose = () => {
-    if (lost.signal.aborted) return;
+    if (lostWith) return lostWith;
     a.event(E.LeaseLost, { fence });
-    lost.abort(new IdempotencyLeaseLostError(a.key, fence));
+    lostWith = new IdempotencyLeaseLostError(a.key, fence);
+    controller?.abort(lostWith);
+    onLost?.(lostWith);
+    return lostWith;
   };
   const giveUpAt = Date.now() + a.maxHoldMs;
   const timer =
@@ -52,7 +62,7 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
       ? setInterval(() => {
           if (Date.now() >= giveUpAt) {
             clearInterval(timer);
-            return lose();
+            return void lose();
           }
           store.renew(sql, a, fence, a.leaseMs).then(
             // A renewal still in flight when the holder completes finds no in-progress row: that is not a lost lease.
@@ -62,34 +72,39 @@ function holdLease(sql: Sql, a: Attempt, fence: number, everyMs: number) {
         }, everyMs)
       : undefined;
   return {
-    signal: lost.signal,
+    /** The refusal, once the key is lost. */
+    get lost() {
+      return lostWith;
+    },
+    get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (lostWith) controller.abort(lostWith);
+      }
+      return controller.signal;
+    },
     lose,
+    /**
+     * The handler's result, or the loss as soon as it happens: a holder that
+     * lost its key (a newer attempt took it, or its budget ran out) answers at
+     * once, whatever its handler still waits for — a call that never settles
+     * (a connection the driver never reports closed) must not hang the
+     * request. What the handler still tries afterwards is fenced out, and its
+     * result, whenever it comes, goes nowhere.
+     */
+    race<T>(work: Promise<T>): Promise<T> {
+      if (lostWith) return Promise.reject(lostWith);
+      return new Promise<T>((resolve, reject) => {
+        onLost = reject;
+        work.then(resolve, reject);
+      });
+    },
     /** Stops renewing before the key is completed or released. */
     stop: () => {
       stopped = true;
       clearInterval(timer);
     },
   };
-}
-
-/**
- * The handler's result, or the lease's loss as soon as it happens: a holder
- * that lost its key (a newer attempt took it, or its budget ran out) answers
- * at once, whatever its handler still waits for — a call that never settles
- * (a connection the driver never reports closed) must not hang the request.
- * What the handler still tries afterwards is fenced out, and its result,
- * whenever it comes, goes nowhere.
- */
-function untilLost<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const lost = () => reject(signal.reason);
-    if (signal.aborted) return lost();
-    signal.addEventListener("abort", lost, { once: true });
-    work.then(
-      (value) => (signal.removeEventListener("abort", lost), resolve(value)),
-      (error: unknown) => (signal.removeEventListener("abort", lost), reject(error)),
-    );
-  });
 }
 
 /** The claim a recoverable holder commits before it calls out: in progress, under its lease. */
@@ -170,26 +185,29 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
   const lease = holdLease(sql, a, fence, runtime.renewEveryMs ? runtime.renewEveryMs(a.leaseMs) : Math.floor(a.leaseMs / 3));
   const done: Record<string, unknown> = { ...(recoveryData ?? {}) };
   /** What `finish` stored, and the value it was made of: the key is completed, nothing runs after it. */
-  let finished: { outcome: store.Outcome; value: unknown } | undefined;
-  const lost = () => {
-    lease.lose();
-    return lease.signal.reason as Error;
-  };
+  let finished: { final: store.FinalResponse; value: unknown } | undefined;
+  const lost = () => lease.lose();
 
   /** Whether `name` runs at all: a phase an earlier attempt committed is skipped, and nothing runs after `finish`. */
   const skipped = (name: string): { value: never } | undefined => {
     if (finished) throw new Error(`phase "${name}" after finish: finish's value is the answer, and nothing runs after it`);
-    if (lease.signal.aborted) throw lease.signal.reason;
+    if (lease.lost) throw lease.lost;
     if (!(name in done)) return undefined;
     a.event(E.PhaseSkipped, { fence, recoveryPoint: name });
     return { value: done[name] as never };
   };
 
+  let downstreamKey: string | undefined;
   const handle: RecoverableHandle<TTx> = {
     key: a.key,
-    downstreamKey: downstreamKeyOf(a, generation),
+    // A hash: made only for a handler that reads it.
+    get downstreamKey() {
+      return (downstreamKey ??= downstreamKeyOf(a, generation));
+    },
     recoveryPoint: taken.value.recoveryPoint,
-    signal: lease.signal,
+    get signal() {
+      return lease.signal;
+    },
     phase: async (name, fn) => {
       const skip = skipped(name);
       if (skip) return skip.value;
@@ -222,13 +240,13 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
         // stale fence, so COMMIT ends the transaction, the handler's writes included, without them.
         t.beginAhead(a.setup);
         const value = await fn(runtime.transaction(t.conn));
-        const outcome = outcomeOf(runtime, successStatus, { ok: true, data: value })!;
+        const final = finalResponseOf(runtime, successStatus, { ok: true, data: value })!;
         // A renewal still in flight must not count the completed key as lost.
         lease.stop();
-        await t.commit(store.complete(t.conn, a, fence, outcome, { point: name })).catch((error: unknown) => {
+        await t.commit(store.complete(t.conn, a, fence, final, { point: name })).catch((error: unknown) => {
           throw store.rowChanged(error) ? lost() : error;
         });
-        finished = { outcome, value };
+        finished = { final, value };
         handle.recoveryPoint = name;
         return value;
       });
@@ -239,30 +257,30 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
 
   let result: R;
   try {
-    result = await untilLost(run(handle), lease.signal);
+    result = await lease.race(run(handle));
   } catch (error) {
-    if (lease.signal.aborted) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
+    if (lease.lost) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
     throw error;
   } finally {
     lease.stop();
   }
   // Whatever the handler made of it, an attempt that lost its key must say so.
-  if (lease.signal.aborted) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
+  if (lease.lost) refuse(a, new IdempotencyLeaseLostError(a.key, fence));
   if (finished) {
     // Every replay gives the stored answer, so the first must be it too: answering anything else is a handler bug.
-    const { outcome, value } = finished;
-    if (!result.ok || (result.data !== value && JSON.stringify(result.data) !== outcome.body)) {
+    const { final, value } = finished;
+    if (!result.ok || (result.data !== value && JSON.stringify(result.data) !== final.body)) {
       throw new Error(`"${a.procedure}" did not answer with the value its finish stored: return what finish returns`);
     }
-    return { kind: "owned" as const, value: stored(a, fence, result, outcome) };
+    return { kind: "owned" as const, value: stored(a, fence, result, final) };
   }
-  const outcome = outcomeOf(runtime, successStatus, result);
-  if (!outcome) {
+  const final = finalResponseOf(runtime, successStatus, result);
+  if (!final) {
     await store.release(sql, a, fence);
     a.event(E.Released, { fence, recoveryPoint: handle.recoveryPoint });
-    return { kind: "owned" as const, value: { result } satisfies Settled<R> };
+    return { kind: "owned" as const, value: { result } satisfies Executed<R> };
   }
-  const completed = await store.complete(sql, a, fence, outcome).catch(async (error: unknown) => {
+  const completed = await store.complete(sql, a, fence, final).catch(async (error: unknown) => {
     // The database failed us mid-completion: let the next retry take over at once instead of waiting out the lease.
     await store.release(sql, a, fence).catch(() => undefined);
     throw error;
@@ -271,10 +289,10 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
     lease.lose();
     refuse(a, new IdempotencyLeaseLostError(a.key, fence));
   }
-  return { kind: "owned" as const, value: stored(a, fence, result, outcome) };
+  return { kind: "owned" as const, value: stored(a, fence, result, final) };
 }
 
-function stored<R extends HandlerResult>(a: Attempt, fence: number, result: R, outcome: store.Outcome): Settled<R> {
-  a.event(E.Completed, { fence, status: outcome.status });
-  return { result, stored: { status: outcome.status, body: outcome.body } };
+function stored<R extends HandlerResult>(a: Attempt, fence: number, result: R, final: store.FinalResponse): Executed<R> {
+  a.event(E.Completed, { fence, status: final.status });
+  return { result, stored: { status: final.status, body: final.body } };
 }

@@ -124,10 +124,11 @@ type RawPeek = Pick<
 >;
 
 /**
- * The key row as the atomic flavour first looks at it, in the round trip
- * that opens its transaction: the columns `decide` and a replay need and no
- * others (the generation, the lease's remaining time and the recovery point
- * are computed or parsed only on the locking path, which needs them). On a
+ * The key row as a flavour first looks at it, before any transaction (the
+ * atomic flavour) or pipelined with its claim (the recoverable one): the
+ * columns `decide` and a replay need and no others (the generation, the
+ * lease's remaining time and the recovery point are computed or parsed only
+ * on the locking path, which needs them). On a
  * fresh key it is one probe of the primary key that finds nothing.
  */
 const peekColumns = once(
@@ -322,15 +323,16 @@ export function savePoint(q: ISql, k: KeyRef, fence: number, point: string, data
     returning 1`;
 }
 
-export type Outcome = { state: typeof KeyState.Completed | typeof KeyState.Failed; status: number; body: string };
+export type FinalResponse = { state: typeof KeyState.Completed | typeof KeyState.Failed; status: number; body: string };
 
 /**
  * Stores the outcome if the holder of `fence` still owns the key; nothing
- * comes back when it lost it. A `finish` also records its phase as the
- * recovery point and has the statement fail then (`orFail`), so that the
- * business writes of the COMMIT pipelined behind it go nowhere.
+ * comes back when it lost it. A `finish` (given its `point`) also records
+ * its phase as the recovery point and has the statement fail then (the same
+ * `noneFails` guard as a retake's `orFail`), so that the business writes of
+ * the COMMIT pipelined behind it go nowhere.
  */
-export function complete(q: ISql, k: KeyRef, fence: number, o: Outcome, finish?: { point: string }) {
+export function complete(q: ISql, k: KeyRef, fence: number, o: FinalResponse, finish?: { point: string }) {
   const update = q`
     update idempotency_keys set
       ${finish ? q`recovery_point = ${finish.point},` : q``}

@@ -32,25 +32,18 @@ export function connectionLimits(limits: TransactionLimits): Record<string, stri
   };
 }
 
-const carriedByPool = new WeakMap<Sql, CarriedLimits>();
-
 /** A setting given in milliseconds, as `connectionLimits` writes it; anything else (a unit, say) counts as not carried. */
 const milliseconds = (value: unknown): number | undefined =>
   typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value)) ? Number(value) : undefined;
 
-/** The limits `sql`'s connections carry from their start (its `connection` option), read once per pool. */
+/** The limits `sql`'s connections carry from their start (its `connection` option). */
 export function carriedLimits(sql: Sql): CarriedLimits {
-  let carried = carriedByPool.get(sql);
-  if (!carried) {
-    // postgres-js keeps its parsed options on the pool (not on a reserved connection).
-    const given: Record<string, unknown> = sql.options.connection;
-    carried = {
-      lockTimeoutMs: milliseconds(given[SETTING.lockTimeoutMs]),
-      idleInTransactionTimeoutMs: milliseconds(given[SETTING.idleInTransactionTimeoutMs]),
-    };
-    carriedByPool.set(sql, carried);
-  }
-  return carried;
+  // postgres-js keeps its parsed options on the pool (not on a reserved connection).
+  const given: Record<string, unknown> = sql.options.connection;
+  return {
+    lockTimeoutMs: milliseconds(given[SETTING.lockTimeoutMs]),
+    idleInTransactionTimeoutMs: milliseconds(given[SETTING.idleInTransactionTimeoutMs]),
+  };
 }
 
 /**

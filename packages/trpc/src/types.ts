@@ -1,14 +1,31 @@
 /** The shapes the middleware is configured with and hands to handlers. */
 import type { TRPCError } from "@trpc/server";
 import type { ReservedSql, Sql } from "postgres";
+import type { IdempotencyError } from "./errors.js";
 import type { IdempotencyEvent } from "./events.js";
 
 /**
- * What the middleware reads from the app's context: the request's headers
- * (the Idempotency-Key) and the scope keys live in (a tenant: the same key
- * from two tenants is two operations).
+ * What the middleware needs in the app's context: the request's headers
+ * (the Idempotency-Key), the scope keys live in (a tenant: the same key
+ * from two tenants is two operations), and the request's list of what the
+ * middleware decided (`outcomes`, empty when the context is made: outcome.ts).
  */
-export type IdempotencyContext = { headers: Headers; tenant: { id: string } };
+export type IdempotencyContext = { headers: Headers; tenant: { id: string }; outcomes: IdempotencyOutcome[] };
+
+/** What the middleware decided for a call (outcome.ts). */
+export type IdempotencyOutcome = {
+  procedure: string;
+  /** What the decision adds to the answer: `Idempotent-Replayed: true` on a replay, `Retry-After` on a 409. */
+  headers: Readonly<Record<string, string>>;
+} & (
+  | {
+      decision: "executed";
+      /** The answer a retry will replay; undefined when the result was not final and the key was released for a retry to run again. */
+      stored: StoredResponse | undefined;
+    }
+  | { decision: "replayed"; stored: StoredResponse }
+  | { decision: "refused"; problem: IdempotencyError }
+);
 
 /**
  * Where key events go. `request`: the context of the tRPC call the event

@@ -9,7 +9,8 @@ import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { acquire, Decision, lockId, type Attempt } from "../src/acquire.js";
 import { fingerprint, setLocalLimits } from "../src/index.js";
-import { downstreamCallsOf, fresh, keyRow, openDatabase, post, serve, trpcError, type Served } from "./harness.js";
+import { downstreamCallsOf, fresh, keyRow, openDatabase, post, serve, type Served } from "./harness.js";
+import { trpcError } from "./waiting.js";
 
 let sql: Sql;
 let app: Served;

@@ -47,6 +47,7 @@ function appWith(extra: Extra, handler: (ctx: IdempotencyContext, tag: string) =
     (createCaller ??= build(extra, handler))({
       headers: new Headers(key ? { "idempotency-key": key } : {}),
       tenant: { id: "t1" },
+      outcomes: [],
       mark,
     }).pay(input);
 }

@@ -22,9 +22,9 @@ import {
   post,
   retryUntilDecided,
   serve,
-  trpcError,
   type Served,
 } from "./harness.js";
+import { trpcError } from "./waiting.js";
 
 const LEASE_MS = 1_000;
 const url = inject("packageDatabaseUrl");
@@ -81,6 +81,7 @@ it("a one-phase payment, sent for the first time, commits twice: its claim, then
         const call = payments.createCaller({
           headers: new Headers({ "idempotency-key": `${tag}-${i}`, "idempotency-attempt": "1" }),
           tenant: { id: "t1" },
+          outcomes: [],
         });
         expect(await call.charge({ tag, amount: 100 })).toMatchObject({ amount: 100 });
       }
@@ -165,7 +166,7 @@ it("a handler that answers other than its finish, or runs a phase after it, fail
   const createCaller = t.createCallerFactory(misuse);
   for (const procedure of ["otherAnswer", "phaseAfter"] as const) {
     const key = fresh(procedure);
-    const misused = createCaller({ headers: new Headers({ "idempotency-key": key }), tenant: { id: "t1" } });
+    const misused = createCaller({ headers: new Headers({ "idempotency-key": key }), tenant: { id: "t1" }, outcomes: [] });
     const call = () => misused[procedure]({ n: 1 });
     expect((await trpcError(call())).code).toBe("INTERNAL_SERVER_ERROR");
     expect(await keyRow(sql, key)).toMatchObject({ state: "completed", response_body: JSON.stringify({ n: 1 }) });

@@ -11,7 +11,6 @@ import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { IDEMPOTENCY_ATTEMPT_HEADER } from "../src/index.js";
 import {
-  barrier,
   downstreamCallsOf,
   effectsOf,
   executions,
@@ -23,11 +22,11 @@ import {
   post,
   recorder,
   serve,
-  sleep,
   type Flavour,
   type Input,
   type Served,
 } from "./harness.js";
+import { barrier, sleep } from "./waiting.js";
 
 const log = recorder();
 let sql: Sql;

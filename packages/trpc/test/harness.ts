@@ -22,18 +22,18 @@ import path from "node:path";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import postgres, { type ReservedSql, type Sql } from "postgres";
-import { expect } from "vitest";
 import { z } from "zod";
 import {
   createIdempotencyProcedures,
   createRuntime,
-  idempotencyHeaders,
+  outcomeHeaders,
   migrate,
   type IdempotencyContext,
   type IdempotencyEvent,
   type IdempotencyRuntime,
   type ProcedureOptions,
 } from "../src/index.js";
+import { deferred, sleep } from "./waiting.js";
 
 /** `after-write`: a handler's row written, its transaction open (an atomic one's, or `charge`'s finish); `before-complete`: `pay`'s last phase committed. */
 export type Point = "before" | "after-write" | "between" | "before-complete";
@@ -41,6 +41,8 @@ export type Point = "before" | "after-write" | "between" | "before-complete";
 export const hooks = new Map<string, (point: Point) => Promise<void> | void>();
 /** `charge`'s calls out in this process, by tag: the downstream keys it sent. */
 export const charges = new Map<string, string[]>();
+/** Each `pay` holder's `signal`, by tag, in the order the holders ran: read when a test asks, as a handler would. */
+export const signals = new Map<string, (() => AbortSignal)[]>();
 /** Executions of each tag's handler in this process, counted before anything is written. */
 export const executions = new Map<string, number>();
 
@@ -91,6 +93,7 @@ export function createApp(sql: Sql, defaults: ProcedureOptions = {}, overrides: 
       .mutation(async ({ ctx, input: i }) => {
         await start(i);
         const h = ctx.idempotency;
+        signals.set(i.tag, [...(signals.get(i.tag) ?? []), () => h.signal]);
         const recorded = await h.phase("recorded", async (tx) => {
           const [row] = await tx<{ id: string }[]>`
             insert into effects (tenant_id, key, tag, note, amount)
@@ -154,9 +157,9 @@ export async function serve(sql: Sql, defaults: ProcedureOptions = {}, overrides
     createContext: ({ req }) => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
-      return { headers, tenant: { id: headers.get("x-tenant") ?? "t1" } };
+      return { headers, tenant: { id: headers.get("x-tenant") ?? "t1" }, outcomes: [] };
     },
-    responseMeta: ({ ctx }) => ({ headers: idempotencyHeaders(ctx) }),
+    responseMeta: ({ ctx }) => ({ headers: outcomeHeaders(ctx) }),
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -196,7 +199,7 @@ export async function post(
 
 /** A tRPC caller of `app` (no HTTP in between), sending `key` (or none) as Idempotency-Key, as `tenant`. */
 export const caller = (app: ReturnType<typeof createApp>, key?: string, tenant = "t1") =>
-  app.createCaller({ headers: new Headers(key === undefined ? {} : { "idempotency-key": key }), tenant: { id: tenant } });
+  app.createCaller({ headers: new Headers(key === undefined ? {} : { "idempotency-key": key }), tenant: { id: tenant }, outcomes: [] });
 
 /** The rows a tag's executions left, by note (only `tenant`'s, given one). */
 export async function effectsOf(sql: Sql, tag: string, tenant?: string): Promise<Record<string, number>> {
@@ -254,39 +257,6 @@ export function park(tag: string, point?: Point) {
   return { entered: entered.promise, release: hold.resolve };
 }
 
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-/** A barrier for `n` parties: each call resolves once all `n` have called. */
-export function barrier(n: number): () => Promise<void> {
-  const all = deferred();
-  let arrived = 0;
-  return () => {
-    if (++arrived === n) all.resolve();
-    return all.promise;
-  };
-}
-
-/** The TRPCError a call failed with (fails the test if it did not fail that way). */
-export async function trpcError(promise: Promise<unknown>): Promise<TRPCError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TRPCError);
-  return error as TRPCError;
-}
-
-/** Polls `condition` until it holds. */
-export async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export const downstreamCallsOf = (sql: Sql, tag: string) =>
   sql<{ downstream_key: string }[]>`select downstream_key from downstream_calls where tag = ${tag} order by id`.then((rows) =>
     rows.map((r) => r.downstream_key),
@@ -327,7 +297,7 @@ export async function crashHolder(
   let out = "";
   child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const exited = once(child, "exit");
-  for (let i = 0; i < 300 && !out.includes("holding") && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 300 && !out.includes("holding") && child.exitCode === null; i++) await sleep(50);
   try {
     if (out.includes("holding")) await whileHeld();
   } finally {
@@ -343,6 +313,6 @@ export async function retryUntilDecided(base: string, procedure: Flavour, key: s
   for (;;) {
     const answer = await post(base, procedure, key, body);
     if (answer.status !== 409 || Date.now() > deadline) return answer;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }

@@ -21,9 +21,10 @@ import {
   post,
   recorder,
   serve,
-  sleep,
+  signals,
   type Served,
 } from "./harness.js";
+import { sleep } from "./waiting.js";
 
 let sql: Sql;
 let app: Served;
@@ -68,6 +69,10 @@ describe("a stalled holder that wakes up after a takeover", () => {
     expect(late).toBeInstanceOf(TRPCError);
     expect((late as TRPCError).code).toBe("CONFLICT");
     expect((late as TRPCError).cause?.name).toBe("IdempotencyLeaseLostError");
+    // Its signal, first read after the loss, is aborted already; the holder that took over keeps its own.
+    const [stalledSignal, retrySignal] = signals.get(key)!.map((signalOf) => signalOf());
+    expect((stalledSignal!.reason as Error | undefined)?.name).toBe("IdempotencyLeaseLostError");
+    expect(retrySignal!.aborted).toBe(false);
     expect(await effectsOf(sql, key)).toEqual({ recorded: 1, charged: 1 });
     const row = await keyRow(sql, key);
     expect(row).toMatchObject({ state: "completed", fence: "2" });
@@ -149,9 +154,13 @@ describe("a holder still working", () => {
     // Within its budget the holder's renewals keep the key: a retry is refused.
     expect((await post(hanging.base, "pay", key, { tag: key, amount: 3 })).status).toBe(409);
     expect(answered).toBeUndefined();
-    // The budget (900 ms) and the last lease (300 ms) run out; the handler still hangs, but its request is answered.
+    const signal = signals.get(key)![0]!();
+    expect(signal.aborted).toBe(false);
+    // The budget (900 ms) and the last lease (300 ms) run out; the handler still hangs, but its request is answered
+    // and the signal it may have handed to its own calls aborts.
     await sleep(1_500);
     expect(answered).toBe(409);
+    expect((signal.reason as Error | undefined)?.name).toBe("IdempotencyLeaseLostError");
     expect(await keyRow(sql, key)).toMatchObject({ state: "in_progress", fence: "1", lease_expired: true });
     expect((await post(hanging.base, "pay", key, { tag: key, amount: 3 })).status).toBe(200);
     expect(await keyRow(sql, key)).toMatchObject({ state: "completed", fence: "2" });

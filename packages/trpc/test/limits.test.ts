@@ -17,11 +17,10 @@ import {
   createIdempotencyProcedures,
   createRuntime,
   IDEMPOTENCY_KEY_HEADER,
+  type IdempotencyContext,
   type TransactionLimits,
 } from "../src/index.js";
 import { effectsOf, fresh, keyRow, openDatabase } from "./harness.js";
-
-type Ctx = { headers: Headers; tenant: { id: string } };
 
 const DEFAULT: TransactionLimits = { lockTimeoutMs: 10_000, idleInTransactionTimeoutMs: 30_000 };
 /** An idle net short enough to watch: a transaction left open this long ends on the server. */
@@ -70,8 +69,8 @@ function procedureOn(on: Sql, limits: TransactionLimits) {
       release: () => conn.release(),
     });
   };
-  const idempotency = createIdempotencyProcedures<ReservedSql, Ctx>(createRuntime({ sql: on, reserve, limits }));
-  const t = initTRPC.context<Ctx>().create();
+  const idempotency = createIdempotencyProcedures<ReservedSql, IdempotencyContext>(createRuntime({ sql: on, reserve, limits }));
+  const t = initTRPC.context<IdempotencyContext>().create();
   const router = t.router({
     write: t.procedure
       .input(z.object({ tag: z.string() }))
@@ -87,7 +86,7 @@ function procedureOn(on: Sql, limits: TransactionLimits) {
   const call = (key: string, tag = key) => {
     current = key;
     return t
-      .createCallerFactory(router)({ headers: new Headers({ [IDEMPOTENCY_KEY_HEADER]: key }), tenant: { id: "t1" } })
+      .createCallerFactory(router)({ headers: new Headers({ [IDEMPOTENCY_KEY_HEADER]: key }), tenant: { id: "t1" }, outcomes: [] })
       .write({ tag });
   };
   /** What the transaction of `key`'s last attempt sent with its BEGIN. */

@@ -10,22 +10,8 @@ import type { TRPCError } from "@trpc/server";
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { fingerprint } from "../src/index.js";
-import {
-  barrier,
-  caller,
-  createApp,
-  effectsOf,
-  fresh,
-  hooks,
-  keyRow,
-  openDatabase,
-  park,
-  post,
-  recorder,
-  serve,
-  until,
-  type Served,
-} from "./harness.js";
+import { caller, createApp, effectsOf, fresh, hooks, keyRow, openDatabase, park, post, recorder, serve, type Served } from "./harness.js";
+import { barrier, until } from "./waiting.js";
 
 const WAITING = { waitMs: 5_000 };
 const log = recorder();

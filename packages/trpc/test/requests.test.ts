@@ -7,7 +7,8 @@
  */
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { caller, createApp, effectsOf, fresh, keyRow, openDatabase, post, serve, trpcError, type Served } from "./harness.js";
+import { caller, createApp, effectsOf, fresh, keyRow, openDatabase, post, serve, type Served } from "./harness.js";
+import { trpcError } from "./waiting.js";
 
 let sql: Sql;
 let app: Served;

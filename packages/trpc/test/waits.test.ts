@@ -8,23 +8,8 @@
 import type { ReservedSql, Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { fingerprint, type IdempotencyContext } from "../src/index.js";
-import {
-  barrier,
-  caller,
-  createApp,
-  effectsOf,
-  fresh,
-  hooks,
-  keyRow,
-  openDatabase,
-  park,
-  post,
-  recorder,
-  serve,
-  sleep,
-  until,
-  type Served,
-} from "./harness.js";
+import { caller, createApp, effectsOf, fresh, hooks, keyRow, openDatabase, park, post, recorder, serve, type Served } from "./harness.js";
+import { barrier, sleep, until } from "./waiting.js";
 
 const WAITING = { waitMs: 5_000 };
 const log = recorder();

@@ -5,13 +5,13 @@
  * sends them, so the checkout's link can honour them. Nothing it answers is
  * cacheable: every answer is one caller's data (`no-store`, as REST sends).
  */
-import { idempotencyHeaders } from "@exactly-once/trpc";
+import { outcomeHeaders } from "@exactly-once/trpc";
 import type { TRPCError } from "@trpc/server";
 import type { Context } from "@/server/context";
 import { toProblem } from "@/server/errors";
 
 export function responseMeta({ ctx, errors }: { ctx?: Context; errors: TRPCError[] }) {
-  const headers = new Headers(idempotencyHeaders(ctx));
+  const headers = new Headers(outcomeHeaders(ctx));
   headers.set("cache-control", "no-store");
   // The app's own refusals (a tenant over its budget, the database away) say when to come back in their problem.
   const retryAfter = errors.map((error) => toProblem(error).retryAfter).find((seconds) => typeof seconds === "number");

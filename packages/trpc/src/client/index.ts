@@ -4,5 +4,5 @@
  * that keeps one key per intent across reloads and tabs. Imports nothing of
  * the server side.
  */
-export { idempotencyHeaders, idempotencyLink, type Attempt, type AttemptOutcome, type IdempotencyLinkOptions } from "./link.js";
+export { idempotencyHeaders, idempotencyLink, type Attempt, type AttemptResult, type IdempotencyLinkOptions } from "./link.js";
 export { createIntentStore, signatureOf, type InFlight, type StoredIntent } from "./intent.js";

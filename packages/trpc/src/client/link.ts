@@ -25,12 +25,12 @@ import { TRPCClientError } from "@trpc/client";
 import type { AnyRouter } from "@trpc/server";
 import { observable } from "@trpc/server/observable";
 
-export type AttemptOutcome = "sent" | "joined" | "succeeded" | "network-error" | "in-progress" | "server-error" | "refused" | "gave-up";
+export type AttemptResult = "sent" | "joined" | "succeeded" | "network-error" | "in-progress" | "server-error" | "refused" | "gave-up";
 
 export type Attempt = {
   key: string;
   attempt: number;
-  outcome: AttemptOutcome;
+  outcome: AttemptResult;
   status?: number;
   /** The server answered from its stored result (Idempotent-Replayed). */
   replayed?: boolean;
@@ -61,7 +61,7 @@ export function idempotencyHeaders({ op }: { op: { context: Record<string, unkno
 const REMEMBERED_KEYS = 1_000;
 
 /** What a failed attempt means for the next one. */
-export function classify(error: unknown): { outcome: AttemptOutcome; status?: number; retryAfterMs?: number } {
+export function classify(error: unknown): { outcome: AttemptResult; status?: number; retryAfterMs?: number } {
   const meta = error instanceof TRPCClientError ? (error.meta as Meta | undefined) : undefined;
   const status =
     (error instanceof TRPCClientError ? (error.data as { httpStatus?: number } | undefined)?.httpStatus : undefined) ??
