@@ -26,8 +26,7 @@ import { answerHelp } from "../scripts/help";
 import postgres from "postgres";
 import { closeDatabase } from "../db/client";
 import { openAppDatabase } from "../server/database";
-import { env } from "../server/env";
-import { eventLog } from "../server/app";
+import { eventLog, settings } from "../server/app";
 import { logger } from "../server/logger";
 import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase } from "../tests/support/database";
@@ -173,7 +172,9 @@ async function main() {
 
     const local = inProcess(tenantWithToken);
     if (values.sweep) {
-      process.stdout.write(`PostgreSQL ${version} (${env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores\n`);
+      process.stdout.write(
+        `PostgreSQL ${version} (${settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores\n`,
+      );
       return await runSweepBench(sql, local, load, positive("sweep-keys"));
     }
     const stored = await storeKeys(local, positive("replay-keys"), load.concurrency);
@@ -207,7 +208,7 @@ async function main() {
       return results;
     };
     const setupOf = (since: number, keys: string) =>
-      `PostgreSQL ${version} (${env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
+      `PostgreSQL ${version} (${settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
       `concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ` +
       `${keys}, ${((performance.now() - since) / 1000).toFixed(0)} s in all`;
     const results = await measureTransports();

@@ -6,8 +6,7 @@
  * left out and counted: its unprotected twin double-charges on purpose.
  */
 import "./use-running-server";
-import { paymentProvider, settleWithinMs } from "../server/app";
-import { pspUrl } from "../server/payments/provider";
+import { app } from "../server/app";
 import { DEMO_TENANT } from "../db/seed";
 import { labPaymentIds } from "../server/lab/report";
 import { reconcile } from "../server/reconcile/reconcile";
@@ -24,11 +23,11 @@ const tenantFlag = args.indexOf("--tenant");
 const tenantId = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
 
 runCli(async (booted) => {
-  const listed = await paymentProvider().listCharges();
+  const listed = await app.paymentProvider().listCharges();
   if (listed.kind !== "ok")
-    throw new Error(`Cannot list the provider's charges at ${pspUrl()} (${listed.kind}); is the app (and its stand-in) running?`);
+    throw new Error(`Cannot list the provider's charges at ${app.pspUrl()} (${listed.kind}); is the app (and its stand-in) running?`);
   const leaveOut = await labPaymentIds(booted.db, DEMO_TENANT.id);
-  const differences = await reconcile(booted.db, listed.charges, { tenantId, pendingGraceMs: settleWithinMs(), leaveOut });
+  const differences = await reconcile(booted.db, listed.charges, { tenantId, pendingGraceMs: app.settleWithinMs(), leaveOut });
   const labCharges = listed.charges.filter((c) => c.reference !== null && leaveOut.has(c.reference)).length;
   const lab =
     leaveOut.size > 0

@@ -10,22 +10,27 @@
  * failure lab is plugged in through the core's ports, acting in demo mode
  * only. Every entrance (the route handlers, pages, the server's start-up,
  * tests) starts from here.
+ *
+ * `createApp` builds all of it from its settings, which it hands to the
+ * parts as parameters: nothing below the root reads the environment. The
+ * process's own app is built from the parsed environment (server/env.ts);
+ * a test that needs other settings builds an app of its own.
  */
 import { completionPolicy, settleWithinMs as settleWithin, type CleanupOptions, type IdempotencyContext } from "@exactly-once/trpc";
 import type { AnyRouter } from "@trpc/server";
-import { database, openReplica } from "../db/client";
+import { database, openReplica, type Database } from "../db/client";
 import { DEMO_TENANT } from "../db/seed";
 import { accountsRouter } from "./accounts/_router";
 import { adminRouter } from "./admin/_router";
-import { OperatorRole } from "./admin/operators";
+import { OperatorRole, operatorNameOptional } from "./admin/operators";
 import { checkAdminChange } from "./admin/origin";
-import { sessionFromHeaders } from "./admin/session";
+import { adminEnabled, sessionFromHeaders } from "./admin/session";
 import { signInRequest, signOutRequest } from "./admin/sign-in";
 import { createSignInThrottle } from "./admin/throttle";
 import { catalogRouter } from "./catalog/_router";
 import { checkoutRouter } from "./checkout/_router";
 import { contextOf, type AppServices, type Context, type ContextOptions } from "./context";
-import { env, isDemoMode } from "./env";
+import { env, type Env } from "./env";
 import { createCompleter } from "./keys/completer";
 import { createEventLog, type EventLog } from "./keys/events";
 import { createKeysRuntime, deleteExpiredKeys } from "./keys/runtime";
@@ -36,7 +41,7 @@ import { ledgerRouter } from "./ledger/_router";
 import { createLedger } from "./ledger/post";
 import { logger } from "./logger";
 import { couponsRouter, ordersRouter } from "./orders/_router";
-import { createProvider } from "./payments/provider";
+import { createProvider, pspUrl } from "./payments/provider";
 import { paymentsRouter } from "./payments/_router";
 import { createRegistry } from "./registry";
 import { createRestHandler } from "./rest/handler";
@@ -46,140 +51,183 @@ import { tenantById, tenantForToken } from "./tenants/service";
 import { createCallerFactory, router } from "./trpc";
 import { webhooksRouter } from "./webhooks/_router";
 
-const lab = createLabPlugin(isDemoMode, () => database().sql, env.PORT);
-const ledger = createLedger(lab.onMovement);
-const provider = createProvider(
-  () => database().db,
-  [
+export type AppOptions = {
+  settings: Env;
+  /** The pool once open: the process's app is built at import, before start-up opens it. */
+  pool: () => Database;
+  /** Where idempotency events go; by default a writer of the app's own. */
+  eventLog?: EventLog;
+};
+
+export function createApp({ settings, pool, eventLog = createEventLog(() => pool().sql) }: AppOptions) {
+  const demoMode = () => settings.DEMO_MODE;
+  const lab = createLabPlugin(
+    demoMode,
+    () => pool().sql,
+    settings.PORT,
+    () => pspUrl(settings),
+  );
+  const ledger = createLedger(lab.onMovement);
+  const provider = createProvider(() => pool().db, settings, [
     { observe: lab.onProviderCall, ...lab.provider },
     // After the lab: the metrics and the provider call's span see what the app sees, simulated faults included.
     { transport: instrument.providerFetch },
-  ],
-);
+  ]);
 
-/**
- * Idempotency events, written to idempotency_events off the request path (start-up flushes it at shutdown).
- * One per process, kept on `globalThis` as the pool is (db/client.ts): Next.js evaluates this module in the
- * start-up's bundle and again in the routes', and the clean stop, which flushes start-up's, must also write
- * what the routes' requests left buffered (up to 5 s of replay counts), not drop it.
- */
-const eventLogHolder = globalThis as { __eoEventLog?: EventLog };
-export const eventLog = (eventLogHolder.__eoEventLog ??= createEventLog(() => database().sql));
+  const limits = createTenantLimits(pool, {
+    requestsPerMinute: settings.TENANT_REQUESTS_PER_MINUTE,
+    maxLiveKeys: settings.TENANT_MAX_LIVE_KEYS,
+    storefrontRequestsPerMinute: settings.STOREFRONT_REQUESTS_PER_MINUTE,
+  });
 
-const limits = createTenantLimits(database, {
-  requestsPerMinute: env.TENANT_REQUESTS_PER_MINUTE,
-  maxLiveKeys: env.TENANT_MAX_LIVE_KEYS,
-  storefrontRequestsPerMinute: env.STOREFRONT_REQUESTS_PER_MINUTE,
-});
+  /**
+   * The app's idempotency runtime: its events go to the event log, and to the lab's diagram; a request from
+   * outside claims a new key only within its tenant's key cap (the middleware asks for no key the tenant holds).
+   */
+  const idempotencyRuntime = instrument.runtime({
+    ...createKeysRuntime(pool, { ttlMs: settings.IDEMPOTENCY_TTL_MS, leaseMs: settings.IDEMPOTENCY_LEASE_MS }, (event) => {
+      eventLog.record(event, instrument.traceId());
+      lab.onKeyEvent(event);
+    }),
+    // Without a cap there is nothing to ask, and a recoverable claim keeps its one round trip.
+    ...(settings.TENANT_MAX_LIVE_KEYS > 0 && {
+      admitNewKey: (request: IdempotencyContext) =>
+        (request as Partial<Context>).fromOutside ? limits.admitNewKey(request.tenant.id) : undefined,
+    }),
+  });
 
-/**
- * The app's idempotency runtime: its events go to the event log, and to the lab's diagram; a request from
- * outside claims a new key only within its tenant's key cap (the middleware asks for no key the tenant holds).
- */
-export const idempotencyRuntime = instrument.runtime({
-  ...createKeysRuntime(database, { ttlMs: env.IDEMPOTENCY_TTL_MS, leaseMs: env.IDEMPOTENCY_LEASE_MS }, (event) => {
-    eventLog.record(event, instrument.traceId());
-    lab.onKeyEvent(event);
-  }),
-  // Without a cap there is nothing to ask, and a recoverable claim keeps its one round trip.
-  ...(env.TENANT_MAX_LIVE_KEYS > 0 && {
-    admitNewKey: (request: IdempotencyContext) =>
-      (request as Partial<Context>).fromOutside ? limits.admitNewKey(request.tenant.id) : undefined,
-  }),
-});
+  const appRouter = router({
+    catalog: catalogRouter,
+    payments: paymentsRouter,
+    accounts: accountsRouter,
+    coupons: couponsRouter,
+    orders: ordersRouter,
+    ledger: ledgerRouter,
+    webhooks: webhooksRouter,
+    checkout: checkoutRouter,
+    admin: adminRouter,
+    lab: lab.router,
+  });
+  const registry = createRegistry(appRouter);
+  instrument.knownProcedures(registry.procedures.filter((p) => p.meta.idempotent).map((p) => p.path));
 
-export const appRouter = router({
-  catalog: catalogRouter,
-  payments: paymentsRouter,
-  accounts: accountsRouter,
-  coupons: couponsRouter,
-  orders: ordersRouter,
-  ledger: ledgerRouter,
-  webhooks: webhooksRouter,
-  checkout: checkoutRouter,
-  admin: adminRouter,
-  lab: lab.router,
-});
+  const completer = createCompleter({
+    registry,
+    createContext: createContextInner,
+    sql: () => pool().sql,
+    intervalMs: settings.COMPLETER_INTERVAL_MS,
+    onEvent: (event) => eventLog.record(event, instrument.traceId()),
+    around: lab.aroundCompleterAttempt,
+  });
 
-export type AppRouter = typeof appRouter;
-export const createCaller = createCallerFactory(appRouter);
-const registry = createRegistry(appRouter);
-instrument.knownProcedures(registry.procedures.filter((p) => p.meta.idempotent).map((p) => p.path));
-
-export const completer = createCompleter({
-  registry,
-  createContext: createContextInner,
-  sql: () => database().sql,
-  intervalMs: env.COMPLETER_INTERVAL_MS,
-  onEvent: (event) => eventLog.record(event, instrument.traceId()),
-  around: lab.aroundCompleterAttempt,
-});
-
-const auth: AppServices["auth"] = {
-  tenantForToken: (token) => tenantForToken(database().db, token),
-  // Demo mode sells as the demo tenant; otherwise only as the one a deployment names (STOREFRONT_TENANT_ID).
-  storefrontTenant: async () =>
-    isDemoMode() ? DEMO_TENANT : env.STOREFRONT_TENANT_ID ? tenantById(database().db, env.STOREFRONT_TENANT_ID) : undefined,
-  adminSession: (headers) => sessionFromHeaders(database().db, headers),
-  adminChange: checkAdminChange,
-  readOnlyReason: ({ operator }) =>
-    operator.role === OperatorRole.Operator ? undefined : `Operator ${operator.name} may only read (role ${operator.role}).`,
-};
-
-/** A request's context. Pure apart from the open pool: tests call it directly with a tenant. */
-export async function createContextInner(options: ContextOptions = {}): Promise<Context> {
-  const pool = database();
-  // The admin's overview reads DATABASE_REPLICA_URL's standby when there is one.
-  const reads = env.DATABASE_REPLICA_URL ? openReplica(env.DATABASE_REPLICA_URL) : pool.sql;
-  const services = {
-    db: pool.db,
-    sql: pool.sql,
-    pool,
-    psp: provider(),
-    events: eventLog,
-    ledger,
-    reads,
-    log: logger,
-    keys: lab.keysRuntime(idempotencyRuntime),
-    auth,
-    completer,
-    limits,
-    webhookSecret: env.PSP_WEBHOOK_SECRET,
+  const auth: AppServices["auth"] = {
+    tenantForToken: (token) => tenantForToken(pool().db, token),
+    // Demo mode sells as the demo tenant; otherwise only as the one a deployment names (STOREFRONT_TENANT_ID).
+    storefrontTenant: async () =>
+      demoMode() ? DEMO_TENANT : settings.STOREFRONT_TENANT_ID ? tenantById(pool().db, settings.STOREFRONT_TENANT_ID) : undefined,
+    adminSession: (headers) => sessionFromHeaders(pool().db, settings, headers),
+    adminChange: checkAdminChange,
+    readOnlyReason: ({ operator }) =>
+      operator.role === OperatorRole.Operator ? undefined : `Operator ${operator.name} may only read (role ${operator.role}).`,
   };
-  return contextOf(services, options);
+
+  /** A request's context. Pure apart from the open pool: tests call it directly with a tenant. */
+  async function createContextInner(options: ContextOptions = {}): Promise<Context> {
+    const db = pool();
+    // The admin's overview reads DATABASE_REPLICA_URL's standby when there is one.
+    const reads = settings.DATABASE_REPLICA_URL ? openReplica(settings.DATABASE_REPLICA_URL) : db.sql;
+    const services = {
+      db: db.db,
+      sql: db.sql,
+      pool: db,
+      psp: provider(),
+      events: eventLog,
+      ledger,
+      reads,
+      log: logger,
+      keys: lab.keysRuntime(idempotencyRuntime),
+      auth,
+      completer,
+      limits,
+      webhookSecret: settings.PSP_WEBHOOK_SECRET,
+    };
+    return contextOf(services, options);
+  }
+
+  /** Admin sign-in's throttle, across instances (its counters live in the database). */
+  const signInThrottle = createSignInThrottle(() => pool().db);
+
+  return {
+    settings,
+    appRouter,
+    createCaller: createCallerFactory(appRouter),
+    createContextInner,
+    idempotencyRuntime,
+    eventLog,
+    completer,
+    /** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */
+    restHandlerFor: (someRouter: AnyRouter) =>
+      createRestHandler({ registry: createRegistry(someRouter), createContext: createContextInner }),
+    /** REST at /api: the app's procedures, with the lab's webhook edge. */
+    handleRest: lab.restEdge(createRestHandler({ registry, createContext: createContextInner })),
+    openApiDocument: () => documentOf(registry.procedures),
+    /** The tRPC endpoint's edge: a failure-lab run's own call joins its run there. */
+    trpcEdge: lab.trpcEdge,
+    /** Reconciliation's grace: by then a resumable operation is settled with these settings, unless it needs attention. */
+    settleWithinMs: () =>
+      settleWithin(completionPolicy(settings.COMPLETER_INTERVAL_MS), settings.IDEMPOTENCY_LEASE_MS, settings.COMPLETER_INTERVAL_MS),
+    /** The provider client as the app calls it, for entrances outside a request (`npm run reconcile`). */
+    paymentProvider: provider,
+    /** Where the provider answers (the stand-in start-up started, unless PSP_URL names another). */
+    pspUrl: () => pspUrl(settings),
+    /** `/admin/session`: sign-in and sign-out. */
+    adminSessionRoutes: {
+      signIn: (req: Request) => signInRequest(req, { db: pool().db, settings, throttle: signInThrottle }),
+      signOut: (req: Request) => signOutRequest(req, pool().db, settings),
+    },
+    /** The sign-in form's switches: whether sign-in is possible, and whether the operator's name may be left out. */
+    signInForm: async () => ({
+      enabled: adminEnabled(settings),
+      demo: demoMode(),
+      nameOptional: await operatorNameOptional(pool().db, settings),
+    }),
+    /** The expiry sweep of this instance (start-up starts it). */
+    startExpirySweep: (everyMs: number) =>
+      startExpirySweep({ everyMs, retentionMs: settings.IDEMPOTENCY_TTL_MS }, { sql: () => pool().sql, events: eventLog }),
+    /** Expired keys deleted now (`npm run keys:cleanup`, benches, tests; the admin's purge goes through its context). */
+    deleteExpired: (options?: CleanupOptions) => deleteExpiredKeys({ sql: pool().sql, events: eventLog }, options),
+  };
 }
 
-/** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */
-export const restHandlerFor = (someRouter: AnyRouter) =>
-  createRestHandler({ registry: createRegistry(someRouter), createContext: createContextInner });
+export type App = ReturnType<typeof createApp>;
+export type AppRouter = App["appRouter"];
 
-/** REST at /api: the app's procedures, with the lab's webhook edge. */
-export const handleRest = lab.restEdge(createRestHandler({ registry, createContext: createContextInner }));
+/**
+ * The process's app. Its event log is one per process, kept on `globalThis` as the pool is (db/client.ts):
+ * Next.js evaluates this module in the start-up's bundle and again in the routes', and the clean stop, which
+ * flushes start-up's, must also write what the routes' requests left buffered (up to 5 s of replay counts).
+ */
+const eventLogHolder = globalThis as { __eoEventLog?: EventLog };
+export const app = createApp({
+  settings: env,
+  pool: database,
+  eventLog: (eventLogHolder.__eoEventLog ??= createEventLog(() => database().sql)),
+});
 
-export const openApiDocument = () => documentOf(registry.procedures);
-
-/** The tRPC endpoint's edge: a failure-lab run's own call joins its run there. */
-export const trpcEdge = lab.trpcEdge;
-
-/** Reconciliation's grace: by then a resumable operation is settled with these settings, unless it needs attention. */
-export const settleWithinMs = () =>
-  settleWithin(completionPolicy(env.COMPLETER_INTERVAL_MS), env.IDEMPOTENCY_LEASE_MS, env.COMPLETER_INTERVAL_MS);
-
-/** The provider client as the app calls it, for entrances outside a request (`npm run reconcile`). */
-export const paymentProvider = provider;
-
-/** Admin sign-in's throttle, across instances (its counters live in the database). */
-const signInThrottle = createSignInThrottle(() => database().db);
-
-/** `/admin/session`: sign-in and sign-out. */
-export const adminSessionRoutes = {
-  signIn: (req: Request) => signInRequest(req, { db: database().db, throttle: signInThrottle }),
-  signOut: (req: Request) => signOutRequest(req, database().db),
-};
-
-/** The expiry sweep of this instance (start-up starts it). */
-export const startExpirySweepOf = (everyMs: number) =>
-  startExpirySweep({ everyMs, retentionMs: env.IDEMPOTENCY_TTL_MS }, { sql: () => database().sql, events: eventLog });
-
-/** Expired keys deleted now (`npm run keys:cleanup`, benches, tests; the admin's purge goes through its context). */
-export const deleteExpired = (options?: CleanupOptions) => deleteExpiredKeys({ sql: database().sql, events: eventLog }, options);
+export const {
+  settings,
+  appRouter,
+  createCaller,
+  createContextInner,
+  idempotencyRuntime,
+  eventLog,
+  completer,
+  restHandlerFor,
+  handleRest,
+  openApiDocument,
+  trpcEdge,
+  settleWithinMs,
+  paymentProvider,
+  adminSessionRoutes,
+  deleteExpired,
+} = app;

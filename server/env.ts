@@ -8,6 +8,3 @@ import { parseEnv, type Env } from "./env-schema";
 export { BAD_PORTS, DEFAULT_PSP_PORT, DEMO_ADMIN_PASSWORD, type Env } from "./env-schema";
 
 export const env: Env = parseEnv(process.env, { building: process.env.NEXT_PHASE === "phase-production-build" });
-
-/** Demo mode, the one definition: the lab's fault switches and unprotected twin exist only while it is on. */
-export const isDemoMode = (): boolean => env.DEMO_MODE;

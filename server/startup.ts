@@ -20,7 +20,7 @@ import { forgetEmbeddedPostgres } from "../db/embedded";
 import { startDatabaseMonitor } from "../db/monitor";
 import { writeRunFile } from "../db/run-file";
 import { databaseSettings } from "./database";
-import { completer, eventLog, startExpirySweepOf } from "./app";
+import { app } from "./app";
 import { DEFAULT_PSP_PORT, env } from "./env";
 import { logger } from "./logger";
 import { useStandIn } from "./payments/provider";
@@ -86,9 +86,9 @@ async function boot(): Promise<void> {
   // Together: a stand-in that cannot start fails the start at once, not after the database wait.
   const [booted] = await Promise.all([waitForDatabase().then((b) => (started.booted = b)), psp]);
   // A clean stop writes what the event writer holds (5 seconds of replay counts at most) before the pool closes.
-  started.stops.push(() => eventLog.flush());
-  started.stops.push(startExpirySweepOf(env.IDEMPOTENCY_SWEEP_MS).stop);
-  started.stops.push(completer.start(env.COMPLETER_INTERVAL_MS).stop);
+  started.stops.push(() => app.eventLog.flush());
+  started.stops.push(app.startExpirySweep(env.IDEMPOTENCY_SWEEP_MS).stop);
+  started.stops.push(app.completer.start(env.COMPLETER_INTERVAL_MS).stop);
   started.stops.push(
     startDatabaseMonitor({
       url: booted.url,

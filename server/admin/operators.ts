@@ -10,8 +10,7 @@ import { randomBytes } from "node:crypto";
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { adminOperators, OperatorRole } from "../../db/schema";
-import { env, isDemoMode } from "../env";
-import { DEMO_OPERATOR } from "../env-schema";
+import { DEMO_OPERATOR, type Env } from "../env-schema";
 import { hashPassword, passwordMatchesHash } from "./password";
 
 export { OperatorRole };
@@ -59,39 +58,47 @@ export const listOperators = (db: Db): Promise<Operator[]> =>
     .from(adminOperators)
     .orderBy(asc(adminOperators.name));
 
+/** Demo mode and its password decide whether the demo operator exists and may sign in. */
+export type OperatorSettings = Pick<Env, "DEMO_MODE" | "ADMIN_PASSWORD">;
+
 /** In demo mode with the demo password: the demo operator exists (created once, by whichever instance comes first). */
-export async function ensureDemoOperator(db: Db): Promise<void> {
-  if (!isDemoMode() || env.ADMIN_PASSWORD === undefined) return;
+export async function ensureDemoOperator(db: Db, settings: OperatorSettings): Promise<void> {
+  if (!settings.DEMO_MODE || settings.ADMIN_PASSWORD === undefined) return;
   const [existing] = await db.select({ name: adminOperators.name }).from(adminOperators).where(eq(adminOperators.name, DEMO_OPERATOR));
   if (existing) return;
   await db
     .insert(adminOperators)
-    .values({ name: DEMO_OPERATOR, role: OperatorRole.Operator, demo: true, passwordHash: await hashPassword(env.ADMIN_PASSWORD) })
+    .values({ name: DEMO_OPERATOR, role: OperatorRole.Operator, demo: true, passwordHash: await hashPassword(settings.ADMIN_PASSWORD) })
     .onConflictDoNothing();
 }
 
 /** The operators who may sign in now: demo ones only in demo mode. */
-const usable = (operator: Operator) => !operator.demo || isDemoMode();
+const usable = (settings: OperatorSettings) => (operator: Operator) => !operator.demo || settings.DEMO_MODE;
 
 /** The demo operator, when it is the only operator that may sign in: then a sign-in may leave the name out. */
 const demoAlone = <T extends Operator>(candidates: T[]): T | undefined =>
   candidates.length === 1 && candidates[0]!.demo ? candidates[0] : undefined;
 
 /** Whether a sign-in may leave the operator name out now (the sign-in form says so only then). */
-export async function operatorNameOptional(db: Db): Promise<boolean> {
-  if (!isDemoMode()) return false;
-  await ensureDemoOperator(db);
-  return demoAlone((await listOperators(db)).filter(usable)) !== undefined;
+export async function operatorNameOptional(db: Db, settings: OperatorSettings): Promise<boolean> {
+  if (!settings.DEMO_MODE) return false;
+  await ensureDemoOperator(db, settings);
+  return demoAlone((await listOperators(db)).filter(usable(settings))) !== undefined;
 }
 
 /**
  * Who `operator` names, when the password is theirs. Left out, the operator
  * is the demo one, as long as it is the only one that may sign in.
  */
-export async function authenticate(db: Db, name: string | undefined, password: string): Promise<Operator | undefined> {
-  await ensureDemoOperator(db);
+export async function authenticate(
+  db: Db,
+  settings: OperatorSettings,
+  name: string | undefined,
+  password: string,
+): Promise<Operator | undefined> {
+  await ensureDemoOperator(db, settings);
   const rows = await db.select().from(adminOperators);
-  const candidates = rows.filter(usable);
+  const candidates = rows.filter(usable(settings));
   const found = name === undefined ? demoAlone(candidates) : candidates.find((o) => o.name === name);
   if (!found) {
     await passwordMatchesHash(password, await (decoy ??= hashPassword(randomBytes(16).toString("hex"))));
@@ -101,10 +108,10 @@ export async function authenticate(db: Db, name: string | undefined, password: s
 }
 
 /** The operator of a signed-in session, if it may still sign in. */
-export async function operatorNamed(db: Db, name: string): Promise<Operator | undefined> {
+export async function operatorNamed(db: Db, settings: OperatorSettings, name: string): Promise<Operator | undefined> {
   const [row] = await db
     .select({ name: adminOperators.name, role: adminOperators.role, demo: adminOperators.demo })
     .from(adminOperators)
     .where(eq(adminOperators.name, name));
-  return row && usable(row) ? row : undefined;
+  return row && usable(settings)(row) ? row : undefined;
 }

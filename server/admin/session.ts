@@ -13,7 +13,7 @@ import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
 import { and, desc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { adminSessions } from "../../db/schema";
-import { env } from "../env";
+import type { Env } from "../env-schema";
 import { operatorNamed, type Operator } from "./operators";
 
 export const ADMIN_COOKIE = "eo_admin";
@@ -24,20 +24,28 @@ const VERSION = "v1";
 export type AdminSession = { id: string; issuedAt: number; expiresAt: number; operator: Operator };
 type SignedClaims = Omit<AdminSession, "operator">;
 
-/** Whether sign-in is possible at all (development and tests may run without a password). */
-export const adminEnabled = () => signingKey() !== undefined;
+/** What the signing key comes from, and whether the demo operator may sign in (operators.ts). */
+export type AdminSettings = Pick<Env, "ADMIN_SESSION_SECRET" | "ADMIN_PASSWORD" | "DEMO_MODE">;
 
-function signingKey(): Buffer | undefined {
-  if (env.ADMIN_SESSION_SECRET) return Buffer.from(env.ADMIN_SESSION_SECRET, "utf8");
-  if (!env.ADMIN_PASSWORD) return undefined;
-  return Buffer.from(hkdfSync("sha256", env.ADMIN_PASSWORD, "exactly-once", "admin-session-signing-key", 32));
+/** Whether sign-in is possible at all (development and tests may run without a password). */
+export const adminEnabled = (settings: AdminSettings) => signingKey(settings) !== undefined;
+
+function signingKey(settings: AdminSettings): Buffer | undefined {
+  if (settings.ADMIN_SESSION_SECRET) return Buffer.from(settings.ADMIN_SESSION_SECRET, "utf8");
+  if (!settings.ADMIN_PASSWORD) return undefined;
+  return Buffer.from(hkdfSync("sha256", settings.ADMIN_PASSWORD, "exactly-once", "admin-session-signing-key", 32));
 }
 
 const mac = (key: Buffer, data: string) => createHmac("sha256", key).update(data, "utf8").digest("base64url");
 
 /** A new session token, `v1.<payload>.<signature>`, and its row; expired rows are cleared on the way. */
-export async function issueSession(db: Db, operator: Operator, now = Date.now()): Promise<{ token: string; session: AdminSession }> {
-  const key = signingKey();
+export async function issueSession(
+  db: Db,
+  settings: AdminSettings,
+  operator: Operator,
+  now = Date.now(),
+): Promise<{ token: string; session: AdminSession }> {
+  const key = signingKey(settings);
   if (!key) throw new Error("Admin sign-in is not configured (ADMIN_PASSWORD is unset).");
   const session = { id: randomBytes(16).toString("hex"), issuedAt: now, expiresAt: now + SESSION_TTL_MS, operator };
   await db.delete(adminSessions).where(lte(adminSessions.expiresAt, sql`now()`));
@@ -50,8 +58,8 @@ export async function issueSession(db: Db, operator: Operator, now = Date.now())
 }
 
 /** What a token's signature proves, or undefined for anything unsigned, tampered, malformed or expired. */
-function signedClaims(token: string | undefined, now: number): SignedClaims | undefined {
-  const key = signingKey();
+function signedClaims(settings: AdminSettings, token: string | undefined, now: number): SignedClaims | undefined {
+  const key = signingKey(settings);
   if (!key || !token) return undefined;
   const parts = token.split(".");
   if (parts.length !== 3 || parts[0] !== VERSION) return undefined;
@@ -70,15 +78,20 @@ function signedClaims(token: string | undefined, now: number): SignedClaims | un
 }
 
 /** The session a token proves and that is still signed in, or undefined. */
-export async function verifySession(db: Db, token: string | undefined, now = Date.now()): Promise<AdminSession | undefined> {
-  const claims = signedClaims(token, now);
+export async function verifySession(
+  db: Db,
+  settings: AdminSettings,
+  token: string | undefined,
+  now = Date.now(),
+): Promise<AdminSession | undefined> {
+  const claims = signedClaims(settings, token, now);
   if (!claims) return undefined;
   const [row] = await db
     .select({ operator: adminSessions.operator })
     .from(adminSessions)
     .where(and(eq(adminSessions.id, claims.id), gt(adminSessions.expiresAt, sql`now()`)));
   // The role is read afresh on every request: a changed role or a removed operator counts at once.
-  const operator = row?.operator ? await operatorNamed(db, row.operator) : undefined;
+  const operator = row?.operator ? await operatorNamed(db, settings, row.operator) : undefined;
   return operator ? { ...claims, operator } : undefined;
 }
 
@@ -114,9 +127,9 @@ export async function revokeOwnSession(db: Db, session: AdminSession, id: string
  * the cookie more than once (a junk one first), and skipping the one that
  * verifies would answer "signed out" while that session goes on working.
  */
-export async function revokeSessions(db: Db, tokens: readonly string[]): Promise<void> {
+export async function revokeSessions(db: Db, settings: AdminSettings, tokens: readonly string[]): Promise<void> {
   const now = Date.now();
-  const ids = tokens.flatMap((token) => signedClaims(token, now)?.id ?? []);
+  const ids = tokens.flatMap((token) => signedClaims(settings, token, now)?.id ?? []);
   if (ids.length > 0) await db.delete(adminSessions).where(inArray(adminSessions.id, ids));
 }
 
@@ -131,7 +144,7 @@ export function readCookies(header: string | null, name: string): string[] {
 }
 
 /** The admin session of a request, from its `Cookie` header only (an Authorization header is ignored). */
-export const sessionFromHeaders = (db: Db, headers: Headers) => verifySession(db, sessionToken(headers));
+export const sessionFromHeaders = (db: Db, settings: AdminSettings, headers: Headers) => verifySession(db, settings, sessionToken(headers));
 
 /** The raw session cookie of a request: the first one, which is the one a request is signed in by. */
 export const sessionToken = (headers: Headers): string | undefined => sessionTokens(headers)[0];

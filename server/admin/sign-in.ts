@@ -13,7 +13,7 @@ import { problemResponse, send } from "../rest/respond";
 import { checkAdminChange, checkSameOrigin, type OriginVerdict } from "./origin";
 import type { Db } from "../../db/client";
 import { authenticate, DEMO_OPERATOR, OPERATOR_NAME } from "./operators";
-import { ADMIN_COOKIE, adminEnabled, issueSession, revokeSessions, SESSION_TTL_MS, sessionTokens } from "./session";
+import { ADMIN_COOKIE, adminEnabled, issueSession, revokeSessions, SESSION_TTL_MS, sessionTokens, type AdminSettings } from "./session";
 import { clientAddress, type SignInThrottle } from "./throttle";
 
 /** Keeps every failure alike in timing, whether the password was wrong or sign-in is off. */
@@ -43,7 +43,10 @@ function refusal(verdict: OriginVerdict): Response | undefined {
   return verdict.ok ? undefined : problemResponse(publicProblem(new DomainError("forbidden-origin", 403, verdict.reason)));
 }
 
-export async function signInRequest(req: Request, { db, throttle }: { db: Db; throttle: SignInThrottle }): Promise<Response> {
+export async function signInRequest(
+  req: Request,
+  { db, settings, throttle }: { db: Db; settings: AdminSettings; throttle: SignInThrottle },
+): Promise<Response> {
   try {
     // Sign-in changes admin state like any admin mutation: same origin, JSON.
     const refused = refusal(checkAdminChange(req.headers));
@@ -61,7 +64,7 @@ export async function signInRequest(req: Request, { db, throttle }: { db: Db; th
         ),
       );
     }
-    const operator = adminEnabled() ? await authenticate(db, input.operator, input.password) : undefined;
+    const operator = adminEnabled(settings) ? await authenticate(db, settings, input.operator, input.password) : undefined;
     if (!operator) {
       await throttle.failed(named);
       await new Promise((resolve) => setTimeout(resolve, FAILED_SIGN_IN_PAUSE_MS));
@@ -70,7 +73,7 @@ export async function signInRequest(req: Request, { db, throttle }: { db: Db; th
       );
     }
     await throttle.succeeded(address, named);
-    const { token } = await issueSession(db, operator);
+    const { token } = await issueSession(db, settings, operator);
     const headers = new Headers({ "set-cookie": sessionCookie(token, isHttps(req), SESSION_TTL_MS / 1000) });
     return send(200, JSON.stringify({ next: returnPath(input.next) }), headers);
   } catch (error) {
@@ -78,12 +81,12 @@ export async function signInRequest(req: Request, { db, throttle }: { db: Db; th
   }
 }
 
-export async function signOutRequest(req: Request, db: Db): Promise<Response> {
+export async function signOutRequest(req: Request, db: Db, settings: AdminSettings): Promise<Response> {
   try {
     // No body to check: the origin is the whole rule.
     const refused = refusal(checkSameOrigin(req.headers));
     if (refused) return refused;
-    await revokeSessions(db, sessionTokens(req.headers));
+    await revokeSessions(db, settings, sessionTokens(req.headers));
     return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookie("", isHttps(req), 0) } });
   } catch (error) {
     return problemResponse(publicProblem(error, { route: "admin sign-out" }));

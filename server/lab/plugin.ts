@@ -17,10 +17,13 @@ import { traceCompleterAttempt, traceKeyEvent, traceLedgerMovement, traceProvide
 
 type Handler = (req: Request) => Promise<Response>;
 
-/** `sql`: the app's pool once opened, where runs and their steps live; `port`: where this server listens. */
-export function createLabPlugin(enabled: () => boolean, sql: () => Sql, port: number) {
+/**
+ * `sql`: the app's pool once opened, where runs and their steps live; `port`: where this server listens;
+ * `pspUrl`: where the provider answers, whose webhooks the lab's twin asks for.
+ */
+export function createLabPlugin(enabled: () => boolean, sql: () => Sql, port: number, pspUrl: () => string) {
   return {
-    router: createLabRouter(enabled, port),
+    router: createLabRouter(enabled, port, pspUrl),
     onKeyEvent: traceKeyEvent,
     onMovement: traceLedgerMovement,
     onProviderCall: traceProviderCall,

@@ -15,7 +15,6 @@ import { DomainError, toTRPCError } from "../errors";
 import { strictInput } from "../input";
 import { amountSchema, formatMinor } from "../money";
 import { destinationSchema } from "../payments/present";
-import { pspUrl } from "../payments/provider";
 import { publicProcedure, router } from "../trpc";
 import { attentionOf, completeUntilAttention } from "./attention";
 import { bringProviderBack } from "./faults";
@@ -40,7 +39,7 @@ async function runOf(sql: Sql, id: string): Promise<LabRun> {
 const eventIdOf = (run: LabRun) => `evt_lab_${run.id}`;
 
 /** `port`: where this server listens, so the provider's webhook comes back to this instance. */
-export function createLabRouter(enabled: () => boolean, port: number) {
+export function createLabRouter(enabled: () => boolean, port: number, pspUrl: () => string) {
   /** Exists only in demo mode: the lab's switches and its unprotected twin are never reachable elsewhere. */
   const demoProcedure = publicProcedure.use(({ next }) => {
     if (!enabled()) throw notFound();

@@ -5,7 +5,7 @@
  * and decorators of the client. Handlers get it in their context.
  */
 import type { Db } from "../../db/client";
-import { DEFAULT_PSP_PORT, env } from "../env";
+import { DEFAULT_PSP_PORT, type Env } from "../env-schema";
 import { createPspClient, type ObservedCall, type PspClient } from "../psp/client";
 import { noteChargeAttempt } from "./charge-attempts";
 
@@ -21,7 +21,11 @@ export function useStandIn(url: string): void {
   standIn.__eoStandInUrl = url;
 }
 
-export const pspUrl = () => env.PSP_URL ?? standIn.__eoStandInUrl ?? `http://127.0.0.1:${env.PSP_PORT ?? DEFAULT_PSP_PORT}`;
+export type ProviderSettings = Pick<Env, "PSP_URL" | "PSP_PORT" | "PSP_TIMEOUT_MS">;
+
+/** Where the provider answers: PSP_URL, else the stand-in start-up started, else where it would listen. */
+export const pspUrl = (settings: ProviderSettings) =>
+  settings.PSP_URL ?? standIn.__eoStandInUrl ?? `http://127.0.0.1:${settings.PSP_PORT ?? DEFAULT_PSP_PORT}`;
 
 export type ProviderPlugin = {
   /** Told of every attempt of every call: its downstream key, status or error, and time. */
@@ -36,20 +40,21 @@ export type ProviderPlugin = {
  * The provider as the app calls it, with `plugins` applied in order; `db`
  * is the app's pool once opened, where each charge attempt is stored before
  * the call returns, so the confirmation page finds it on any instance. The
- * client is rebuilt when the settings change (tests shorten the timeout to
- * provoke one).
+ * client is rebuilt when where it answers changes: start-up learns the
+ * stand-in's port only after the app is built.
  */
-export function createProvider(db: () => Db, plugins: readonly ProviderPlugin[]): () => PspClient {
+export function createProvider(db: () => Db, settings: ProviderSettings, plugins: readonly ProviderPlugin[]): () => PspClient {
   const observeCall = async (call: ObservedCall) => {
     for (const p of plugins) p.observe?.(call);
     await noteChargeAttempt(db(), call);
   };
   let cached: { client: PspClient; key: string } | undefined;
   return () => {
-    const key = `${pspUrl()} ${env.PSP_TIMEOUT_MS}`;
+    const baseUrl = pspUrl(settings);
+    const key = `${baseUrl} ${settings.PSP_TIMEOUT_MS}`;
     if (cached?.key !== key) {
       const transport = plugins.reduce<typeof fetch>((next, p) => p.transport?.(next) ?? next, fetch);
-      const client = createPspClient({ baseUrl: pspUrl(), timeoutMs: env.PSP_TIMEOUT_MS, fetch: transport, observe: observeCall });
+      const client = createPspClient({ baseUrl, timeoutMs: settings.PSP_TIMEOUT_MS, fetch: transport, observe: observeCall });
       cached = { client: plugins.reduce((c, p) => p.decorate?.(c) ?? c, client), key };
     }
     return cached.client;

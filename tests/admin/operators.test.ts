@@ -123,19 +123,19 @@ describe("the demo operator", () => {
     env.ADMIN_PASSWORD = DEMO_ADMIN_PASSWORD;
     env.DEMO_MODE = true;
     const { db } = database();
-    expect(await authenticate(db, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toEqual({
+    expect(await authenticate(db, env, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toEqual({
       name: DEMO_OPERATOR,
       role: OperatorRole.Operator,
       demo: true,
     });
-    expect(await authenticate(db, DEMO_OPERATOR, "wrong-password")).toBeUndefined();
+    expect(await authenticate(db, env, DEMO_OPERATOR, "wrong-password")).toBeUndefined();
     const [row] = await database().sql<
       { demo: boolean; password_hash: string }[]
     >`select demo, password_hash from admin_operators where name = ${DEMO_OPERATOR}`;
     expect(row).toMatchObject({ demo: true });
     expect(row!.password_hash).not.toContain(DEMO_ADMIN_PASSWORD);
     env.DEMO_MODE = false;
-    expect(await authenticate(db, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toBeUndefined();
+    expect(await authenticate(db, env, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toBeUndefined();
   });
 });
 
@@ -154,7 +154,7 @@ describe("npm run operator", () => {
     const password = "a long cli password";
     const { stdout } = await cli(["add", name, "--role", "viewer"], `${password}\n`);
     expect(stdout).toBe(`Added operator ${name} (role viewer).\n`);
-    expect(await authenticate(database().db, name, password)).toEqual({ name, role: OperatorRole.Viewer, demo: false });
+    expect(await authenticate(database().db, env, name, password)).toEqual({ name, role: OperatorRole.Viewer, demo: false });
     await expect(cli(["add", `${name}x`, "--role", "root"], `${password}\n`)).rejects.toMatchObject({ code: 2 });
     await expect(cli(["add", `${name}y`, "--role", "operator"], "short\n")).rejects.toMatchObject({ code: 2 });
     const blank = cli(["add", `${name}z`, "--role", "operator"], `${" ".repeat(12)}\n`);

@@ -18,7 +18,7 @@ import {
   type SignInThrottle,
   type ThrottleLimits,
 } from "../../server/admin/throttle";
-import { adminSessionRoutes } from "../../server/app";
+import { adminSessionRoutes, settings } from "../../server/app";
 import { barrier, trpcError } from "../support/api";
 import { callerWith, newOperator, OPERATOR_PASSWORD, SAME_ORIGIN } from "./support";
 
@@ -35,7 +35,7 @@ beforeAll(async () => {
 
 /** As /admin/session answers, with the app's throttle unless a test's own is given. */
 const signInRequest = (req: Request, throttle?: SignInThrottle) =>
-  throttle ? signInWith(req, { db: database().db, throttle }) : adminSessionRoutes.signIn(req);
+  throttle ? signInWith(req, { db: database().db, settings, throttle }) : adminSessionRoutes.signIn(req);
 const signOutRequest = (req: Request) => adminSessionRoutes.signOut(req);
 const createSignInThrottle = (limits: ThrottleLimits, prefix: string) => createThrottle(() => database().db, limits, prefix);
 

@@ -3,14 +3,9 @@
  * mode, and whether the operator name may be left out (only while the demo
  * operator is the only one; operators.ts decides, as it does at sign-in).
  */
-import { database } from "@/db/client";
-import { operatorNameOptional } from "@/server/admin/operators";
-import { adminEnabled } from "@/server/admin/session";
-import { isDemoMode } from "@/server/env";
+import { app } from "@/server/app";
 import { SignInForm } from "./sign-in-form";
 
 export async function AdminSignIn({ returnTo }: { returnTo: string }) {
-  return (
-    <SignInForm returnTo={returnTo} enabled={adminEnabled()} demo={isDemoMode()} nameOptional={await operatorNameOptional(database().db)} />
-  );
+  return <SignInForm returnTo={returnTo} {...await app.signInForm()} />;
 }

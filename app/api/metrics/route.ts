@@ -1,5 +1,5 @@
 import { database } from "@/db/client";
-import { env } from "@/server/env";
+import { settings } from "@/server/app";
 import { metricsAllowed } from "@/server/observability/access";
 import { refreshKeyStates } from "@/server/observability/key-states";
 import { metrics } from "@/server/observability/metrics";
@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 
 /** Prometheus text format, for a scraper on loopback or one with METRICS_TOKEN; anyone else finds nothing here. */
 export async function GET(req: Request): Promise<Response> {
-  if (!metricsAllowed(req.headers, env.METRICS_TOKEN)) {
+  if (!metricsAllowed(req.headers, settings.METRICS_TOKEN)) {
     return problemResponse(problemOf("not-found", "No endpoint at GET /api/metrics."));
   }
   await refreshKeyStates(database());
