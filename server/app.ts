@@ -37,14 +37,19 @@ import { createKeysRuntime, deleteExpiredKeys } from "./keys/runtime";
 import { startExpirySweep } from "./keys/sweep";
 import { createLabPlugin } from "./lab/plugin";
 import { instrument } from "./observability";
+import { metricsAllowed } from "./observability/access";
+import { refreshKeyStates } from "./observability/key-states";
+import { metrics } from "./observability/metrics";
 import { ledgerRouter } from "./ledger/_router";
 import { createLedger } from "./ledger/post";
 import { logger } from "./logger";
 import { couponsRouter, ordersRouter } from "./orders/_router";
 import { createProvider, pspUrl } from "./payments/provider";
 import { paymentsRouter } from "./payments/_router";
+import { problemOf } from "./problems";
 import { createRegistry } from "./registry";
 import { createRestHandler } from "./rest/handler";
+import { problemResponse } from "./rest/respond";
 import { openApiDocument as documentOf } from "./rest/openapi";
 import { createTenantLimits } from "./tenants/limits";
 import { tenantById, tenantForToken } from "./tenants/service";
@@ -109,7 +114,6 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     lab: lab.router,
   });
   const registry = createRegistry(appRouter);
-  instrument.knownProcedures(registry.procedures.filter((p) => p.meta.idempotent).map((p) => p.path));
 
   const completer = createCompleter({
     registry,
@@ -154,6 +158,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     return contextOf(services, options);
   }
 
+  const handleRest = lab.restEdge(createRestHandler({ registry, createContext: createContextInner }));
   /** Admin sign-in's throttle, across instances (its counters live in the database). */
   const signInThrottle = createSignInThrottle(() => pool().db);
 
@@ -165,11 +170,22 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     idempotencyRuntime,
     eventLog,
     completer,
+    idempotentProcedures: registry.procedures.filter((p) => p.meta.idempotent).map((p) => p.path),
     /** A REST surface over `router`'s procedures (the app's below; tests mount routers of their own). */
     restHandlerFor: (someRouter: AnyRouter) =>
       createRestHandler({ registry: createRegistry(someRouter), createContext: createContextInner }),
     /** REST at /api: the app's procedures, with the lab's webhook edge. */
-    handleRest: lab.restEdge(createRestHandler({ registry, createContext: createContextInner })),
+    handleRest,
+    /** The same, observed as an HTTP request (its span, its metrics): what /api/[...rest] answers. */
+    rest: instrument.http("/api/[...rest]", handleRest),
+    /** Prometheus text format, for a scraper on loopback or one with METRICS_TOKEN; anyone else finds nothing here. */
+    metrics: async (req: Request): Promise<Response> => {
+      if (!metricsAllowed(req.headers, settings.METRICS_TOKEN))
+        return problemResponse(problemOf("not-found", "No endpoint at GET /api/metrics."));
+      await refreshKeyStates(pool());
+      const { registry: scraped } = metrics();
+      return new Response(await scraped.metrics(), { headers: { "content-type": scraped.contentType, "cache-control": "no-store" } });
+    },
     openApiDocument: () => documentOf(registry.procedures),
     /** The tRPC endpoint's edge: a failure-lab run's own call joins its run there. */
     trpcEdge: lab.trpcEdge,
@@ -213,6 +229,8 @@ export const app = createApp({
   pool: database,
   eventLog: (eventLogHolder.__eoEventLog ??= createEventLog(() => database().sql)),
 });
+// Once, for the process's app: zeroing a series erases what it has counted, so an app a test builds does not repeat it.
+instrument.knownProcedures(app.idempotentProcedures);
 
 export const {
   settings,

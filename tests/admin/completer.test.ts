@@ -8,12 +8,9 @@
 import { TRPCError } from "@trpc/server";
 import { describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
-import { env } from "../../server/env";
-import { completer } from "../../server/app";
 import { eventLog } from "../../server/app";
 import { newKey, newTenant } from "../support/api";
-import { freePort } from "../support/database";
-import { chargesFor, pay, paymentsForKey } from "../payments/support";
+import { chargesFor, pay, paymentsForKey, withProviderDown } from "../payments/support";
 import { adminCaller, seedKeys } from "./support";
 
 vi.mock("../../server/env", async (original) => {
@@ -25,13 +22,7 @@ vi.mock("../../server/env", async (original) => {
 async function abandoned(label: string) {
   const tenant = await newTenant(label);
   const key = newKey(label);
-  const saved = env.PSP_URL;
-  env.PSP_URL = `http://127.0.0.1:${await freePort()}`;
-  try {
-    expect((await pay(tenant, key, { amount: "15.00" })).status).toBe(503);
-  } finally {
-    env.PSP_URL = saved;
-  }
+  expect((await withProviderDown((down) => pay(tenant, key, { amount: "15.00" }, down))).status).toBe(503);
   return { tenant, key };
 }
 
@@ -94,19 +85,15 @@ describe("needs attention", () => {
   it("a key the completer gave up on: its own display state, counted, filtered, with the last error; Resume now finishes it", async () => {
     const { tenant, key } = await abandoned("admin-attention");
     // The provider stays down for both attempts the policy allows.
-    const saved = env.PSP_URL;
-    env.PSP_URL = `http://127.0.0.1:${await freePort()}`;
-    try {
+    await withProviderDown(async (down) => {
       for (let i = 0; i < 20; i++) {
-        await completer.completeDueKeys({ tenantId: tenant.id, maxAttempts: 2, backoffMs: 10, maxBackoffMs: 20 });
+        await down.completer.completeDueKeys({ tenantId: tenant.id, maxAttempts: 2, backoffMs: 10, maxBackoffMs: 20 });
         const [row] = await database().sql<{ gave_up: boolean }[]>`
           select completer_gave_up_at is not null as gave_up from idempotency_keys where tenant_id = ${tenant.id} and key = ${key}`;
         if (row!.gave_up) break;
         await new Promise((r) => setTimeout(r, 30));
       }
-    } finally {
-      env.PSP_URL = saved;
-    }
+    });
     const c = await adminCaller();
     const counts = await c.admin.keys.counts({ tenantId: tenant.id });
     expect(counts.needs_attention).toEqual({ value: 1, kind: "exact" });

@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
-import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { authenticate, DEMO_OPERATOR, OperatorRole, type Operator } from "../../server/admin/operators";
 import { DEMO_ADMIN_PASSWORD, env } from "../../server/env";
@@ -16,17 +16,15 @@ import { newTenant, type TestTenant } from "../idempotency/fixture";
 import { trpcError } from "../support/api";
 import { callerWith, newOperator, OPERATOR_PASSWORD, seedKeys, sessionCookie } from "./support";
 
-const settings = { ADMIN_PASSWORD: env.ADMIN_PASSWORD, DEMO_MODE: env.DEMO_MODE };
-afterEach(() => {
-  Object.assign(env, settings);
+vi.mock("../../server/env", async (original) => {
+  const actual = await original<typeof import("../../server/env")>();
+  return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
 });
 
 let tenant: TestTenant;
 let viewer: Operator;
 let operator: Operator;
 beforeAll(async () => {
-  env.ADMIN_PASSWORD = "test-admin-password";
-  settings.ADMIN_PASSWORD = env.ADMIN_PASSWORD;
   tenant = await newTenant("operators");
   [viewer, operator] = await Promise.all([newOperator(OperatorRole.Viewer, "viewer"), newOperator(OperatorRole.Operator, "operator")]);
 });
@@ -120,22 +118,20 @@ describe("an operator's sessions", () => {
 
 describe("the demo operator", () => {
   it("exists in demo mode with the demo password, labelled demo, and does not sign in once demo mode is off", async () => {
-    env.ADMIN_PASSWORD = DEMO_ADMIN_PASSWORD;
-    env.DEMO_MODE = true;
+    const demo = { ...env, ADMIN_PASSWORD: DEMO_ADMIN_PASSWORD, DEMO_MODE: true };
     const { db } = database();
-    expect(await authenticate(db, env, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toEqual({
+    expect(await authenticate(db, demo, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toEqual({
       name: DEMO_OPERATOR,
       role: OperatorRole.Operator,
       demo: true,
     });
-    expect(await authenticate(db, env, DEMO_OPERATOR, "wrong-password")).toBeUndefined();
+    expect(await authenticate(db, demo, DEMO_OPERATOR, "wrong-password")).toBeUndefined();
     const [row] = await database().sql<
       { demo: boolean; password_hash: string }[]
     >`select demo, password_hash from admin_operators where name = ${DEMO_OPERATOR}`;
     expect(row).toMatchObject({ demo: true });
     expect(row!.password_hash).not.toContain(DEMO_ADMIN_PASSWORD);
-    env.DEMO_MODE = false;
-    expect(await authenticate(db, env, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toBeUndefined();
+    expect(await authenticate(db, { ...demo, DEMO_MODE: false }, DEMO_OPERATOR, DEMO_ADMIN_PASSWORD)).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@
 import { inject, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { downstreamKeyOf, generation } from "@exactly-once/trpc";
-import { completer } from "../../server/app";
+import { completer, type App } from "../../server/app";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, chargesFor, killOnceCharged, pay, payChild, paymentsForKey, withProviderDown } from "../payments/support";
 import { adminCaller } from "./support";
@@ -18,8 +18,8 @@ vi.mock("../../server/env", async (original) => {
   return { ...actual, env: { ...actual.env, ADMIN_PASSWORD: "test-admin-password" } };
 });
 
-async function standings(tenant: Tenant, key: string) {
-  const { payments } = await (await adminCaller()).admin.keys.get({ tenantId: tenant.id, key });
+async function standings(tenant: Tenant, key: string, via?: App) {
+  const { payments } = await (await adminCaller(via)).admin.keys.get({ tenantId: tenant.id, key });
   return payments.map((p) => ({ id: p.id, standing: p.standing.standing, label: p.standing.label }));
 }
 
@@ -90,7 +90,7 @@ describe("admin.keys.get: where a payment stands", () => {
     const tenant = await newTenant("standing-down");
     const key = newKey("down");
     const pending = await abandonedPayment(tenant, key, { amount: "9.00", destination: "acct_test_123" });
-    expect(await withProviderDown(() => standings(tenant, key))).toEqual([
+    expect(await withProviderDown((down) => standings(tenant, key, down))).toEqual([
       { id: pending.id, standing: "provider_unreachable", label: "provider unreachable" },
     ]);
   });

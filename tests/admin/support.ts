@@ -15,7 +15,7 @@
  * under a fresh name, so files running side by side never share one.
  */
 import { database } from "../../db/client";
-import { createCaller, createContextInner, settings } from "../../server/app";
+import { app, settings, type App } from "../../server/app";
 import type { Tenant } from "../../server/context";
 import { randomUUID } from "node:crypto";
 import { addOperator, OperatorRole, type Operator } from "../../server/admin/operators";
@@ -25,14 +25,14 @@ import type { KeyState } from "@exactly-once/trpc";
 /** What the dashboard's own requests carry: its origin and JSON (admin mutations need both). */
 export const SAME_ORIGIN = { host: "app.test", origin: "http://app.test", "content-type": "application/json" };
 
-/** A caller with exactly these request headers. */
-export async function callerWithExactly(headers: Record<string, string>, tenant: Tenant | null = null) {
-  return createCaller(await createContextInner({ headers: new Headers(headers), tenant }));
+/** A caller with exactly these request headers, of the process's app or of `via` (tests/support/app.ts). */
+export async function callerWithExactly(headers: Record<string, string>, tenant: Tenant | null = null, via: App = app) {
+  return via.createCaller(await via.createContextInner({ headers: new Headers(headers), tenant }));
 }
 
 /** A caller with these headers on top of SAME_ORIGIN, as the dashboard's own requests. */
-export const callerWith = (headers: Record<string, string> = {}, tenant: Tenant | null = null) =>
-  callerWithExactly({ ...SAME_ORIGIN, ...headers }, tenant);
+export const callerWith = (headers: Record<string, string> = {}, tenant: Tenant | null = null, via?: App) =>
+  callerWithExactly({ ...SAME_ORIGIN, ...headers }, tenant, via);
 
 export const OPERATOR_PASSWORD = "test-operator-password";
 
@@ -47,7 +47,7 @@ export const sessionCookie = async (now?: number, operator?: Operator) =>
   `${ADMIN_COOKIE}=${(await issueSession(database().db, settings, operator ?? (await (fileOperator ??= newOperator())), now)).token}`;
 
 /** A caller signed in as admin. */
-export const adminCaller = async () => callerWith({ cookie: await sessionCookie() });
+export const adminCaller = async (via?: App) => callerWith({ cookie: await sessionCookie() }, null, via);
 
 export type SeedKey = {
   key: string;

@@ -9,7 +9,6 @@
 import { context, propagation, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { POST as restPost } from "../../app/api/[...rest]/route";
 import { database } from "../../db/client";
 import { observedProviderFetch } from "../../server/observability/psp";
 import { setTraceCallers } from "../../server/observability/trace-callers";
@@ -20,7 +19,7 @@ import { standInInThisProcess } from "./stand-in";
 
 const exporter = new InMemorySpanExporter();
 startTracing({ serviceName: "exactly-once-test", exporter, sampleRatio: 0 });
-standInInThisProcess({ slowMs: 50 });
+const { app: traced } = standInInThisProcess({ slowMs: 50 });
 afterEach(() => setTraceCallers("none"));
 
 const CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -29,7 +28,7 @@ const CLIENT_PARENT = `00-${CLIENT_TRACE}-00f067aa0ba902b7-01`;
 async function payWithClientTrace(label: string) {
   const tenant = await newTenant(label);
   const key = newKey(label);
-  const res = await restPost(
+  const res = await traced().rest(
     new Request("http://test/api/v1/payments", {
       method: "POST",
       headers: {

@@ -8,10 +8,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { POST as restPost } from "../../app/api/[...rest]/route";
-import { GET as scrape } from "../../app/api/metrics/route";
 import { database } from "../../db/client";
-import { env } from "../../server/env";
-import { completer, idempotencyRuntime } from "../../server/app";
+import { app, completer, idempotencyRuntime, type App } from "../../server/app";
+import { appWith } from "../support/app";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, keyRow, PAYMENT, sleep } from "../payments/support";
 
@@ -37,8 +36,8 @@ function value(text: string, name: string, labels: Labels = {}): number {
     .reduce((sum, s) => sum + s.value, 0);
 }
 
-async function scrapeAs(headers: Record<string, string>) {
-  const res = await scrape(new Request("http://test/api/metrics", { headers }));
+async function scrapeAs(headers: Record<string, string>, via: App = app) {
+  const res = await via.metrics(new Request("http://test/api/metrics", { headers }));
   return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
 }
 
@@ -178,20 +177,16 @@ describe("/api/metrics", () => {
   });
 
   it("answers loopback or METRICS_TOKEN, and 404 to anyone else", async () => {
-    const saved = env.METRICS_TOKEN;
-    env.METRICS_TOKEN = "metrics-token-for-tests-0123456789";
-    try {
-      expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7" })).status).toBe(404);
-      expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7", authorization: "Bearer wrong-token-of-any-length" })).status).toBe(404);
-      const refused = await scrapeAs({});
-      expect([refused.status, refused.type]).toEqual([404, "application/problem+json"]);
-      expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${env.METRICS_TOKEN}` })).status).toBe(200);
-      expect((await scrapeAs({ "x-forwarded-for": "::1" })).status).toBe(200);
-    } finally {
-      env.METRICS_TOKEN = saved;
-    }
-    expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7", authorization: "Bearer metrics-token-for-tests-0123456789" })).status).toBe(
-      404,
-    );
+    const token = "metrics-token-for-tests-0123456789";
+    const withToken = appWith({ METRICS_TOKEN: token });
+    expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7" }, withToken)).status).toBe(404);
+    expect(
+      (await scrapeAs({ "x-forwarded-for": "203.0.113.7", authorization: "Bearer wrong-token-of-any-length" }, withToken)).status,
+    ).toBe(404);
+    const refused = await scrapeAs({}, withToken);
+    expect([refused.status, refused.type]).toEqual([404, "application/problem+json"]);
+    expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${token}` }, withToken)).status).toBe(200);
+    expect((await scrapeAs({ "x-forwarded-for": "::1" }, withToken)).status).toBe(200);
+    expect((await scrapeAs({ "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${token}` })).status).toBe(404);
   });
 });

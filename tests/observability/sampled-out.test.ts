@@ -10,7 +10,6 @@
 import { trace, SamplingDecision, TraceFlags, type Sampler } from "@opentelemetry/api";
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { describe, expect, it } from "vitest";
-import { createCaller, createContextInner } from "../../server/app";
 import { tracer } from "../../server/observability/tracing";
 import { newKey, newTenant } from "../support/api";
 import { chargeListSchema } from "../../server/psp/schemas";
@@ -31,7 +30,7 @@ const everyRootButProcedures: Sampler = {
 const exporter = new InMemorySpanExporter();
 new NodeTracerProvider({ sampler: everyRootButProcedures, spanProcessors: [new SimpleSpanProcessor(exporter)] }).register();
 
-const standInUrl = standInInThisProcess({ slowMs: 0 });
+const { url: standInUrl, app: traced } = standInInThisProcess({ slowMs: 0 });
 
 describe("a trace sampled out at the procedure", () => {
   it("the sampler records a root span that is not a procedure's (the control)", () => {
@@ -46,7 +45,7 @@ describe("a trace sampled out at the procedure", () => {
     exporter.reset();
     const ids: string[] = [];
     for (let attempt = 0; attempt < 2; attempt++) {
-      const caller = createCaller(await createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key }) }));
+      const caller = traced().createCaller(await traced().createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key }) }));
       ids.push((await caller.payments.create({ ...PAYMENT })).id);
     }
     expect(ids[1]).toBe(ids[0]);

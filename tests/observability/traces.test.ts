@@ -12,10 +12,9 @@
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { describe, expect, it } from "vitest";
-import { POST as restPost } from "../../app/api/[...rest]/route";
 import { database } from "../../db/client";
 import { getKey } from "../../server/admin/get.handler";
-import { completer, eventLog, paymentProvider } from "../../server/app";
+import { eventLog } from "../../server/app";
 import { traceFields } from "../../server/observability/log";
 import { startTracing, tracer } from "../../server/observability/tracing";
 import { setTraceCallers } from "../../server/observability/trace-callers";
@@ -28,7 +27,7 @@ startTracing({ serviceName: "exactly-once-test", exporter });
 // The client here is one of the deployment's own services.
 setTraceCallers("all");
 
-standInInThisProcess({ slowMs: 50 });
+const { app: traced } = standInInThisProcess({ slowMs: 50 });
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
@@ -53,7 +52,7 @@ async function tracedPayment(
   body: Record<string, unknown> = PAYMENT,
   status = 201,
 ) {
-  const res = await restPost(
+  const res = await traced().rest(
     new Request("http://test/api/v1/payments", {
       method: "POST",
       headers: {
@@ -71,7 +70,7 @@ async function tracedPayment(
 /** The key's timeline as the admin's key page shows it: each line's type and trace. */
 async function timelineOf(tenant: Tenant, key: string) {
   await eventLog.flush();
-  const { timeline } = await getKey({ sql: database().sql, psp: paymentProvider() }, { tenantId: tenant.id, key });
+  const { timeline } = await getKey({ sql: database().sql, psp: traced().paymentProvider() }, { tenantId: tenant.id, key });
   return timeline.map((e) => ({ type: e.type, traceId: e.traceId }));
 }
 
@@ -186,9 +185,9 @@ describe("traces", () => {
     const key = newKey("traces-completer");
     await abandonedPayment(tenant, key, PAYMENT);
     exporter.reset();
-    expect((await completer.completeDueKeys({ tenantId: tenant.id, backoffMs: 20, maxBackoffMs: 100 })).map((r) => r.outcome)).toEqual([
-      "completed",
-    ]);
+    expect(
+      (await traced().completer.completeDueKeys({ tenantId: tenant.id, backoffMs: 20, maxBackoffMs: 100 })).map((r) => r.outcome),
+    ).toEqual(["completed"]);
     const spans = exporter.getFinishedSpans();
     const run = one(spans, "completer.run");
     expect([parentOf(run), run.attributes["completer.result"]]).toEqual([undefined, "completed"]);

@@ -14,7 +14,7 @@ import net from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
 import { database } from "../../db/client";
-import { completer, settleWithinMs } from "../../server/app";
+import { app, completer, settleWithinMs } from "../../server/app";
 import { type KeyCompletion, type RunOptions } from "../../server/keys/completer";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, barrier, ledgerFor, newKey, newTenant, unbalancedTransactions, type Tenant } from "../support/api";
@@ -58,7 +58,12 @@ const run = promisify(execFile);
 const FAST = { backoffMs: 20, maxBackoffMs: 100 } satisfies RunOptions;
 
 /** Runs completer rounds for the tenant until the key is no longer in progress (or needs attention). */
-async function completeUntilSettled(tenantId: string, key: string, options: RunOptions = {}): Promise<KeyCompletion[]> {
+async function completeUntilSettled(
+  tenantId: string,
+  key: string,
+  options: RunOptions = {},
+  { completer } = app,
+): Promise<KeyCompletion[]> {
   const seen: KeyCompletion[] = [];
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -179,9 +184,9 @@ describe("the completer finishes payments whose client never came back", () => {
     const key = newKey("down");
     const body = { amount: "21.00", destination: "acct_test_123" };
     const pending = await abandonedPayment(tenant, key, body);
-    await withProviderDown(async () => {
+    await withProviderDown(async (down) => {
       for (let round = 0; round < 4;) {
-        const outcomes = await completer.completeDueKeys({ ...FAST, tenantId: tenant.id });
+        const outcomes = await down.completer.completeDueKeys({ ...FAST, tenantId: tenant.id });
         for (const o of outcomes) expect(o).toMatchObject({ outcome: "retry_later" });
         round += outcomes.length;
         await sleep(30);
@@ -203,7 +208,7 @@ describe("the completer finishes payments whose client never came back", () => {
     const tenant = await newTenant("completer-limit");
     const key = newKey("limit");
     const pending = await abandonedPayment(tenant, key, { amount: "3.00", destination: "acct_test_123" });
-    const outcomes = await withProviderDown(() => completeUntilSettled(tenant.id, key, { maxAttempts: 2 }));
+    const outcomes = await withProviderDown((down) => completeUntilSettled(tenant.id, key, { maxAttempts: 2 }, down));
     expect(outcomes.map((o) => o.outcome)).toEqual(["retry_later", "needs_attention"]);
     const row = await completerRow(tenant.id, key);
     expect(row).toMatchObject({ state: "in_progress", completer_attempts: 2, needs_attention: true });

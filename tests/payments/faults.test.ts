@@ -7,7 +7,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { database } from "../../db/client";
-import { env } from "../../server/env";
+import { appWith } from "../support/app";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, ledgerFor, newKey, newTenant, unbalancedTransactions, type Tenant } from "../support/api";
 import {
@@ -69,16 +69,9 @@ describe("provider faults", () => {
     const tenant = await tenantFor("fault-timeout");
     const key = newKey("timeout");
     const body = { amount: "33.00", destination: "acct_test_slow" };
-    const saved = env.PSP_TIMEOUT_MS;
     const started = Date.now();
-    let first;
-    try {
-      // Three attempts of 300 ms each end well before the provider answers after 1.5 s.
-      env.PSP_TIMEOUT_MS = 300;
-      first = await pay(tenant, key, body);
-    } finally {
-      env.PSP_TIMEOUT_MS = saved;
-    }
+    // Three attempts of 300 ms each end well before the provider answers after 1.5 s.
+    const first = await pay(tenant, key, body, appWith({ PSP_TIMEOUT_MS: 300 }));
     expectProblem(first, 503, "upstream-unavailable");
     const [pending] = await paymentsForKey(tenant.id, key);
     expect(pending).toMatchObject({ status: "pending", psp_charge_id: null });

@@ -7,12 +7,11 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { env } from "../../server/env";
-import { completer } from "../../server/app";
+import { appWith } from "../support/app";
 import { ledgerFor, newKey, newTenant } from "../support/api";
 import { expectProblem, expectRefusal, keyRow, pay, paymentsForKey, sleep } from "./support";
 
-/** A provider that refuses every charge with a 400 and counts the charge requests it got. */
+/** An app whose provider refuses every charge with a 400, and the count of charge requests that provider got. */
 async function refusingProvider() {
   const seen = { charges: 0 };
   const server = http.createServer((req, res) => {
@@ -24,22 +23,19 @@ async function refusingProvider() {
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const saved = env.PSP_URL;
-  env.PSP_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   onTestFinished(async () => {
-    env.PSP_URL = saved;
     await new Promise((r) => server.close(r));
   });
-  return seen;
+  return { seen, refusing: appWith({ PSP_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }) };
 }
 
 describe("a provider refusal", () => {
   it("fails the payment, is stored and replayed byte for byte, and the completer never calls the provider again", async () => {
-    const seen = await refusingProvider();
+    const { seen, refusing } = await refusingProvider();
     const tenant = await newTenant("provider-refusal");
     const key = newKey("refused");
 
-    const first = await pay(tenant, key);
+    const first = await pay(tenant, key, {}, refusing);
     expectRefusal(first);
     expectProblem(first, 422, "provider-refused");
     expect(first.body).toMatchObject({ reason: "invalid_request" });
@@ -48,7 +44,7 @@ describe("a provider refusal", () => {
     expect(payment).toMatchObject({ status: "failed", psp_charge_id: null });
     expect(await keyRow(tenant.id, key)).toMatchObject({ state: "failed", response_status: 422, response_body: first.text });
 
-    const replay = await pay(tenant, key);
+    const replay = await pay(tenant, key, {}, refusing);
     expect(replay.status).toBe(422);
     expect(replay.text).toBe(first.text);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
@@ -56,7 +52,7 @@ describe("a provider refusal", () => {
     // Rounds with the shortest backoff: a released key would be taken up by the second at the latest.
     for (let round = 0; round < 5; round++) {
       expect(
-        (await completer.completeDueKeys({ backoffMs: 20, maxBackoffMs: 100, tenantId: tenant.id })).filter((o) => o.key === key),
+        (await refusing.completer.completeDueKeys({ backoffMs: 20, maxBackoffMs: 100, tenantId: tenant.id })).filter((o) => o.key === key),
       ).toEqual([]);
       await sleep(50);
     }

@@ -9,11 +9,11 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { expect, inject, onTestFinished } from "vitest";
 import { database } from "../../db/client";
-import { env } from "../../server/env";
-import { handleRest } from "../../server/app";
+import { handleRest, type App } from "../../server/app";
 import { chargeListSchema, type ChargeWithRefunds } from "../../server/psp/schemas";
 import { signWebhook } from "../../server/psp/stand-in";
 import { api, ledgerFor, newKey, type Answer, type Tenant } from "../support/api";
+import { appWith } from "../support/app";
 import { freePort } from "../support/database";
 
 /** What tests/global-setup.ts gives the provider and the app. */
@@ -21,8 +21,8 @@ export const WEBHOOK_SECRET = "whsec_test_only";
 
 export const PAYMENT = { amount: "25.00", currency: "EUR", destination: "acct_test_123" } as const;
 
-export const pay = (tenant: Tenant, key: string | null, body: Record<string, unknown> = {}) =>
-  api(tenant).post("/v1/payments", { ...PAYMENT, ...body }, key);
+export const pay = (tenant: Tenant, key: string | null, body: Record<string, unknown> = {}, via?: App) =>
+  api(tenant, via).post("/v1/payments", { ...PAYMENT, ...body }, key);
 
 /** A payment made for a test's setup: captured, or only authorised with `capture: false`. */
 export async function newPayment(tenant: Tenant, amount = "50.00", capture = true) {
@@ -272,20 +272,13 @@ export async function killOnceCharged(holder: ReturnType<typeof payChild>, tenan
   return paymentId;
 }
 
-/** Runs `fn` with the app's provider unreachable (nothing listens on the port). */
-export async function withProviderDown<T>(fn: () => Promise<T>): Promise<T> {
-  const saved = env.PSP_URL;
-  env.PSP_URL = `http://127.0.0.1:${await freePort()}`;
-  try {
-    return await fn();
-  } finally {
-    env.PSP_URL = saved;
-  }
-}
+/** Runs `fn` with an app whose provider is unreachable (nothing listens on its port). */
+export const withProviderDown = async <T>(fn: (down: App) => Promise<T>): Promise<T> =>
+  fn(appWith({ PSP_URL: `http://127.0.0.1:${await freePort()}` }));
 
 /** A payment whose client gave up after a 503 (provider unreachable): pending, no charge, its key released. */
 export async function abandonedPayment(tenant: Tenant, key: string, body: Record<string, unknown>) {
-  const first = await withProviderDown(() => pay(tenant, key, body));
+  const first = await withProviderDown((down) => pay(tenant, key, body, down));
   expect(first.status, first.text).toBe(503);
   const [pending] = await paymentsForKey(tenant.id, key);
   expect(pending).toMatchObject({ status: "pending", psp_charge_id: null });

@@ -2,7 +2,7 @@
 import { TRPCError } from "@trpc/server";
 import { expect } from "vitest";
 import { database } from "../../db/client";
-import { handleRest } from "../../server/app";
+import { app, type App } from "../../server/app";
 import { createTenant } from "../../server/tenants/service";
 
 export type Tenant = { id: string; name: string; token: string };
@@ -19,12 +19,13 @@ async function answer(res: Response): Promise<Answer> {
   return { status: res.status, text, body: text ? JSON.parse(text) : {}, headers: res.headers };
 }
 
-export function api(tenant: Tenant) {
+/** `via`: an app of the test's own (tests/support/app.ts), else the process's. */
+export function api(tenant: Tenant, via: App = app) {
   const auth = { authorization: `Bearer ${tenant.token}` };
   return {
     post: async (path: string, body: unknown, key?: string | null, extra: Record<string, string> = {}) =>
       answer(
-        await handleRest(
+        await via.handleRest(
           new Request(`http://test/api${path}`, {
             method: "POST",
             headers: { ...auth, "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}), ...extra },
@@ -32,7 +33,7 @@ export function api(tenant: Tenant) {
           }),
         ),
       ),
-    get: async (path: string) => answer(await handleRest(new Request(`http://test/api${path}`, { headers: auth }))),
+    get: async (path: string) => answer(await via.handleRest(new Request(`http://test/api${path}`, { headers: auth }))),
   };
 }
 

@@ -1,8 +1,7 @@
-import { handleRest } from "@/server/app";
-import { instrument } from "@/server/observability";
+import { app } from "@/server/app";
 
 export const dynamic = "force-dynamic";
 
-const handler = instrument.http("/api/[...rest]", handleRest);
+const handler = (req: Request) => app.rest(req);
 
 export { handler as GET, handler as POST, handler as PUT, handler as PATCH, handler as DELETE };
