@@ -161,7 +161,7 @@ async function main() {
   const redis = values.peers ? await connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379") : undefined;
   try {
     // The app's own pool: its connections carry the transaction limits from their start, as the server's do.
-    const { sql, db } = openAppDatabase(fresh.url, { max: 20 });
+    const { sql, db } = openAppDatabase(fresh.url, { max: 20, pooled: settings.DATABASE_POOLED });
     // Event batches are written at the window's edges, so each window pays for its own events (replay counts keep their minute).
     if (values.statements) await enableStatements(probe);
     const also = () => (redis ? [redis.pid] : []);

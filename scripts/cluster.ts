@@ -145,7 +145,7 @@ async function main(): Promise<void> {
     });
     primaryUrl = ha.url;
   } else if (!primaryUrl) {
-    embedded = await startEmbedded(databaseSettings(), true);
+    embedded = await startEmbedded(databaseSettings(env), true);
     primaryUrl = embedded.url;
   }
   let stopping = false;

@@ -229,6 +229,7 @@ export const app = createApp({
   pool: database,
   eventLog: (eventLogHolder.__eoEventLog ??= createEventLog(() => database().sql)),
 });
+logger.level = env.LOG_LEVEL;
 // Once, for the process's app: zeroing a series erases what it has counted, so an app a test builds does not repeat it.
 instrument.knownProcedures(app.idempotentProcedures);
 

@@ -1,14 +1,13 @@
 /**
  * The one logger: JSON lines on standard error, so that command-line tools keep
  * standard output for their result. Secrets never reach it (see `redact`).
+ * The composition root sets its level from LOG_LEVEL when it builds the process's app.
  */
 import pino from "pino";
 import { traceFields } from "./observability/log";
-import { env } from "./env";
 
 export const logger = pino(
   {
-    level: env.LOG_LEVEL,
     base: undefined,
     // The trace a line belongs to, so a request's lines and its spans find each other.
     mixin: traceFields,

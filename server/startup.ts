@@ -131,7 +131,7 @@ async function waitForDatabase(): Promise<Booted> {
   // Backoff capped at 2 s: once the database answers, the instance serves within about that.
   for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
     try {
-      return await ensureDatabase(databaseSettings(), { adopt: true });
+      return await ensureDatabase(databaseSettings(env), { adopt: true });
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
@@ -148,5 +148,5 @@ async function reviveEmbedded(booted: Booted): Promise<void> {
   if (dead.alive()) return;
   logger.warn({ dir: dead.dir }, "embedded PostgreSQL is gone: starting it again");
   forgetEmbeddedPostgres(dead.dir);
-  booted.embedded = await startEmbedded(databaseSettings(), true, dead.port);
+  booted.embedded = await startEmbedded(databaseSettings(env), true, dead.port);
 }

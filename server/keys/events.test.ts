@@ -6,12 +6,13 @@
  */
 import { expect, inject, it } from "vitest";
 import { openAppDatabase } from "../database";
+import { env } from "../env";
 import { createEventLog } from "./events";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 it("deletes the events older than the retention through the app's pool, and keeps the younger ones", async () => {
-  const { sql } = openAppDatabase(inject("databaseUrl"));
+  const { sql } = openAppDatabase(inject("databaseUrl"), { pooled: env.DATABASE_POOLED });
   const tenant = `events-retention-${crypto.randomUUID()}`;
   await sql`
     insert into idempotency_events (tenant_id, key, procedure, type, at) values

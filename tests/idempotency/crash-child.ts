@@ -4,10 +4,11 @@
  * argv: <procedure: atomic|recoverable> <tenant id> <key> <hook point>
  */
 import { openAppDatabase } from "../../server/database";
+import { env } from "../../server/env";
 import { caller, ensureEffectsTable, hooks, type Point } from "./fixture";
 
 const [procedure, tenantId, key, point] = process.argv.slice(2) as ["atomic" | "recoverable", string, string, Point];
-openAppDatabase(process.env.DATABASE_URL!, { max: 4 });
+openAppDatabase(process.env.DATABASE_URL!, { max: 4, pooled: env.DATABASE_POOLED });
 await ensureEffectsTable();
 hooks.set(key, async (at) => {
   if (at !== point) return;

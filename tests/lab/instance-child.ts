@@ -7,11 +7,12 @@
  */
 import { GET, POST } from "../../app/api/trpc/[trpc]/route";
 import { openAppDatabase } from "../../server/database";
+import { env } from "../../server/env";
 import { LAB_RUN_HEADER } from "../../server/lab/scenarios";
 
 const BASE = "http://127.0.0.1/api/trpc";
 const [action, a, b] = process.argv.slice(2) as [string, string, string?];
-openAppDatabase(process.env.DATABASE_URL!, { max: 4 });
+openAppDatabase(process.env.DATABASE_URL!, { max: 4, pooled: env.DATABASE_POOLED });
 
 const data = async (res: Response) => (JSON.parse(await res.text()) as { result: { data: unknown } }).result.data;
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>
