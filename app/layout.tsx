@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
-import { settings } from "@/server/app";
+import { app } from "@/server/app";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -19,7 +19,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           <nav aria-label="Main">
             <a href="/checkout">Checkout</a>
             {/* The lab exists in demo mode only (read per request; pages prerendered at build time show it as built). */}
-            {settings.DEMO_MODE ? <a href="/lab">Failure lab</a> : null}
+            {app.settings.DEMO_MODE ? <a href="/lab">Failure lab</a> : null}
             <a href="/docs">API docs</a>
             <a href="/admin">Admin</a>
           </nav>

@@ -1,5 +1,5 @@
 import { demoCaller } from "@/server/caller";
-import { settings } from "@/server/app";
+import { app } from "@/server/app";
 
 export const dynamic = "force-dynamic";
 
@@ -28,7 +28,7 @@ export default async function HomePage() {
             Try the checkout
           </a>
           {/* The lab exists in demo mode only (this page is rendered per request, so it asks the running server). */}
-          {settings.DEMO_MODE ? (
+          {app.settings.DEMO_MODE ? (
             <a className="button secondary" href="/lab">
               Run the failure lab
             </a>

@@ -5,7 +5,7 @@
  * without it (target ≥ 0.9), and the cleanup's own rate.
  */
 import type { Sql } from "postgres";
-import { deleteExpired } from "../server/app";
+import { app } from "../server/app";
 import { drive, type Load } from "./measure";
 import { inputFor } from "./scenarios";
 import type { Transport } from "./transports";
@@ -29,7 +29,7 @@ export async function runCleanupBench(sql: Sql, t: Transport, load: Load): Promi
   // The same amount of expired keys for the second window; the first batch was left in place.
   const started = performance.now();
   let deleted = 0;
-  const cleanup = deleteExpired().then((n) => {
+  const cleanup = app.deleteExpired().then((n) => {
     deleted = n;
     return performance.now() - started;
   });

@@ -18,7 +18,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { setObserving } from "../server/observability/switch";
 import { startTracing, stopTracing } from "../server/observability/tracing";
 import { closeDatabase } from "../db/client";
-import { settings } from "../server/app";
+import { app } from "../server/app";
 import { openAppDatabase } from "../server/database";
 import { logger } from "../server/logger";
 import { inputFor, type Stored } from "./scenarios";
@@ -59,7 +59,7 @@ const cpuUs = () => {
 async function main(setup: SideSetup) {
   // As in the other benches: at thousands of events a second, info lines would be most of the work.
   logger.level = "warn";
-  openAppDatabase(setup.url, { max: setup.concurrency + 4, pooled: settings.DATABASE_POOLED });
+  openAppDatabase(setup.url, { max: setup.concurrency + 4, pooled: app.settings.DATABASE_POOLED });
   // Both sides register tracing alike; only the side observing ever starts a span.
   startTracing({ serviceName: "exactly-once-bench", endpoint: setup.sink, sampleRatio: setup.sampleRatio });
   setObserving(setup.observing);

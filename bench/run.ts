@@ -26,7 +26,7 @@ import { answerHelp } from "../scripts/help";
 import postgres from "postgres";
 import { closeDatabase } from "../db/client";
 import { openAppDatabase } from "../server/database";
-import { eventLog, settings } from "../server/app";
+import { app } from "../server/app";
 import { logger } from "../server/logger";
 import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase } from "../tests/support/database";
@@ -161,11 +161,14 @@ async function main() {
   const redis = values.peers ? await connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379") : undefined;
   try {
     // The app's own pool: its connections carry the transaction limits from their start, as the server's do.
-    const { sql, db } = openAppDatabase(fresh.url, { max: 20, pooled: settings.DATABASE_POOLED });
+    const { sql, db } = openAppDatabase(fresh.url, { max: 20, pooled: app.settings.DATABASE_POOLED });
     // Event batches are written at the window's edges, so each window pays for its own events (replay counts keep their minute).
     if (values.statements) await enableStatements(probe);
     const also = () => (redis ? [redis.pid] : []);
-    const load: Load = { ...base, cpu: cpuProbe(probe, () => eventLog.flush({ replays: false }), { statements: values.statements, also }) };
+    const load: Load = {
+      ...base,
+      cpu: cpuProbe(probe, () => app.eventLog.flush({ replays: false }), { statements: values.statements, also }),
+    };
     const [{ version } = { version: "?" }] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
     const { tenant, token } = await createTenant(db, "bench");
     const tenantWithToken = { ...tenant, token };
@@ -173,7 +176,7 @@ async function main() {
     const local = inProcess(tenantWithToken);
     if (values.sweep) {
       process.stdout.write(
-        `PostgreSQL ${version} (${settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores\n`,
+        `PostgreSQL ${version} (${app.settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores\n`,
       );
       return await runSweepBench(sql, local, load, positive("sweep-keys"));
     }
@@ -208,7 +211,7 @@ async function main() {
       return results;
     };
     const setupOf = (since: number, keys: string) =>
-      `PostgreSQL ${version} (${settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
+      `PostgreSQL ${version} (${app.settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
       `concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ` +
       `${keys}, ${((performance.now() - since) / 1000).toFixed(0)} s in all`;
     const results = await measureTransports();
@@ -247,7 +250,7 @@ async function main() {
     if (!values["no-admin"] && liveKeys === undefined) await runAdminBench(sql);
   } finally {
     await redis?.close();
-    await eventLog.flush();
+    await app.eventLog.flush();
     await probe.end();
     await closeDatabase();
     await fresh.dispose();

@@ -6,7 +6,7 @@
  * rate and the writers' throughput and p99 with and without it.
  */
 import type { Sql } from "postgres";
-import { deleteExpired } from "../server/app";
+import { app } from "../server/app";
 import { drive, median, percentile, type Load, type Sample } from "./measure";
 import { inputFor } from "./scenarios";
 import type { Transport } from "./transports";
@@ -29,7 +29,7 @@ async function seedExpired(sql: Sql, count: number) {
 export type SweepUnderLoad = { deleted: number; seconds: number; alone: Sample[]; during: Sample[] };
 
 /**
- * Eight writers (fresh keys through the middleware) for five windows alone, then for as long as `deleteExpired`
+ * Eight writers (fresh keys through the middleware) for five windows alone, then for as long as `app.deleteExpired`
  * takes to delete every expired key in its paced batches: the sweep's rate while writers run, and what it costs them.
  */
 export async function sweepUnderLoad(t: Transport, base: Load): Promise<SweepUnderLoad> {
@@ -42,7 +42,7 @@ export async function sweepUnderLoad(t: Transport, base: Load): Promise<SweepUnd
   const started = performance.now();
   let cleanupMs: number | undefined;
   let deleted = 0;
-  const cleanup = deleteExpired().then((n) => {
+  const cleanup = app.deleteExpired().then((n) => {
     deleted = n;
     cleanupMs = performance.now() - started;
   });

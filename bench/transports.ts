@@ -4,7 +4,7 @@
  * test would) or over HTTP through the REST surface. Every call checks its
  * answer, so a benchmark of failing calls cannot pass for a fast one.
  */
-import { createContextInner, restHandlerFor } from "../server/app";
+import { app } from "../server/app";
 import { createCallerFactory } from "../server/trpc";
 import { client, serve } from "./http";
 import { benchRouter, type PaymentInput } from "./router";
@@ -31,7 +31,7 @@ const createCaller = createCallerFactory(benchRouter);
 
 export function inProcess(tenant: Tenant): Transport {
   const call = async (headers?: Headers) => {
-    const ctx = await createContextInner({ tenant, headers });
+    const ctx = await app.createContextInner({ tenant, headers });
     return { ctx, caller: createCaller(ctx) };
   };
   return {
@@ -71,7 +71,7 @@ function expect(status: number, wanted: number, what: string, body: string) {
 }
 
 export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Transport> {
-  const listening = await serve(restHandlerFor(benchRouter));
+  const listening = await serve(app.restHandlerFor(benchRouter));
   const http = client(listening.origin, maxSockets);
   const auth = { authorization: `Bearer ${tenant.token}` };
   const json = { ...auth, "content-type": "application/json" };

@@ -6,11 +6,11 @@
  */
 import { ensureDatabase, type BootOptions, type Booted } from "../db/bootstrap";
 import { closeDatabase } from "../db/client";
-import { settings } from "../server/app";
+import { app } from "../server/app";
 import { databaseSettings } from "../server/database";
 
 export function runCli(main: (booted: Booted) => Promise<number>, options: BootOptions = {}): void {
-  ensureDatabase(databaseSettings(settings), { seed: false, ...options })
+  ensureDatabase(databaseSettings(app.settings), { seed: false, ...options })
     .then(async (booted) => {
       try {
         return await main(booted);

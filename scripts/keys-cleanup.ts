@@ -9,8 +9,8 @@ Deletes expired idempotency keys now, in throttled batches, and prints how many.
 It uses the running server's database, or DATABASE_URL, or the embedded cluster.`);
 
 runCli(async () => {
-  const { deleteExpired } = await import("../server/app");
-  const deleted = await deleteExpired();
+  const { app } = await import("../server/app");
+  const deleted = await app.deleteExpired();
   process.stdout.write(`Deleted ${deleted} expired idempotency keys.\n`);
   return 0;
 });

@@ -21,12 +21,12 @@ const tenantFlag = args.indexOf("--tenant");
 const tenantId = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
 
 runCli(async () => {
-  const [{ completer }, { database }, { needsAttention }] = await Promise.all([
+  const [{ app }, { database }, { needsAttention }] = await Promise.all([
     import("../server/app"),
     import("../db/client"),
     import("@exactly-once/trpc"),
   ]);
-  const outcomes = await completer.completeDueKeys(tenantId === undefined ? {} : { tenantId });
+  const outcomes = await app.completer.completeDueKeys(tenantId === undefined ? {} : { tenantId });
   for (const o of outcomes) {
     const what = o.outcome === "completed" ? `completed (${o.status})` : `${o.outcome.replace("_", " ")}: ${o.detail}`;
     process.stdout.write(`${o.tenantId} ${o.key} ${what}\n`);

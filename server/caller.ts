@@ -1,10 +1,10 @@
 /** Server-side tRPC calls for pages, each as one tenant resolved here, never a token in the browser. */
 import { DEMO_TENANT } from "../db/seed";
-import { createCaller, createContextInner } from "./app";
+import { app } from "./app";
 
 /** As the demo tenant: the home page's look at the demo catalog every tenant starts with. */
 export async function demoCaller() {
-  return createCaller(await createContextInner({ tenant: DEMO_TENANT }));
+  return app.createCaller(await app.createContextInner({ tenant: DEMO_TENANT }));
 }
 
 /**
@@ -13,7 +13,7 @@ export async function demoCaller() {
  * as that one tenant; undefined while the storefront is off.
  */
 export async function storefrontCaller() {
-  const context = await createContextInner();
+  const context = await app.createContextInner();
   const tenant = await context.auth.storefrontTenant();
-  return tenant ? createCaller({ ...context, tenant }) : undefined;
+  return tenant ? app.createCaller({ ...context, tenant }) : undefined;
 }

@@ -5,7 +5,7 @@
  */
 import { Suspense } from "react";
 import { OperatorRole } from "@/server/admin/operators";
-import { settings } from "@/server/app";
+import { app } from "@/server/app";
 import { currentAdmin } from "./_lib/current-admin";
 import { KeysDashboard } from "./_components/keys-dashboard";
 import { OwnSessions } from "./_components/own-sessions";
@@ -45,7 +45,7 @@ export default async function AdminPage({ searchParams }: { searchParams: Promis
       </p>
       {/* The dashboard reads the filters from the URL, which needs a Suspense boundary. */}
       <Suspense fallback={<p className="muted">Loading the dashboard…</p>}>
-        <KeysDashboard sweepMs={settings.IDEMPOTENCY_SWEEP_MS} mayAct={operator.role !== OperatorRole.Viewer} />
+        <KeysDashboard sweepMs={app.settings.IDEMPOTENCY_SWEEP_MS} mayAct={operator.role !== OperatorRole.Viewer} />
       </Suspense>
       <OwnSessions />
     </div>

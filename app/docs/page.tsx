@@ -6,7 +6,7 @@
  */
 import type { Metadata } from "next";
 import Link from "next/link";
-import { openApiDocument } from "@/server/app";
+import { app } from "@/server/app";
 import { MarkdownText } from "./_components/markdown-text";
 import { OperationSection } from "./_components/operation-section";
 import { longEnumsOf, operationRows, sharedAnchorOf, sharedParameters } from "./_lib/fields";
@@ -15,7 +15,7 @@ import { operationsOf, type ApiDocument } from "./_lib/operations";
 export const metadata: Metadata = { title: "API docs" };
 
 export default function DocsPage() {
-  const doc = openApiDocument();
+  const doc = app.openApiDocument();
   const operations = operationsOf(doc as ApiDocument);
   const shared = sharedParameters(operations.map(({ op }) => op.parameters ?? []));
   const lists = longEnumsOf(

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { storefrontCaller } from "@/server/caller";
-import { settings } from "@/server/app";
+import { app } from "@/server/app";
 import { LAB_SCENARIOS } from "@/server/lab/scenarios";
 import { Lab } from "./_components/lab";
 
@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 
 /** Demo mode only: without it the lab, like its procedures, does not exist. */
 export default async function LabPage() {
-  const caller = settings.DEMO_MODE ? await storefrontCaller() : undefined;
+  const caller = app.settings.DEMO_MODE ? await storefrontCaller() : undefined;
   if (!caller) notFound();
   const { data: products } = await caller.checkout.catalog();
   const product = products[0];

@@ -8,7 +8,7 @@ import { createHmac } from "node:crypto";
 import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { ADMIN_COOKIE, issueSession, SESSION_TTL_MS, verifySession } from "../../server/admin/session";
-import { settings } from "../../server/app";
+import { app } from "../../server/app";
 import { newTenant, type TestTenant } from "../idempotency/fixture";
 import type { Operator } from "../../server/admin/operators";
 import { hashPassword, passwordMatchesHash } from "../../server/admin/password";
@@ -66,15 +66,15 @@ describe("admin procedures", () => {
   });
 
   it("reject a cookie whose payload was changed, one signed with another key, and an expired one", async () => {
-    const { token } = await issueSession(database().db, settings, operator);
+    const { token } = await issueSession(database().db, app.settings, operator);
     const [version, payload, signature] = token.split(".") as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as { exp: number };
     const longer = Buffer.from(JSON.stringify({ ...claims, exp: claims.exp + SESSION_TTL_MS })).toString("base64url");
     const forgedBody = `${version}.${longer}`;
     const forged = `${forgedBody}.${createHmac("sha256", "not the secret").update(forgedBody).digest("base64url")}`;
-    const expired = (await issueSession(database().db, settings, operator, Date.now() - SESSION_TTL_MS - 1000)).token;
+    const expired = (await issueSession(database().db, app.settings, operator, Date.now() - SESSION_TTL_MS - 1000)).token;
     for (const bad of [`${version}.${longer}.${signature}`, forged, expired, `${token}x`, "v1.e30.", "garbage"]) {
-      expect(await verifySession(database().db, settings, bad)).toBeUndefined();
+      expect(await verifySession(database().db, app.settings, bad)).toBeUndefined();
       const c = await callerWith({ cookie: `${ADMIN_COOKIE}=${bad}` });
       expect((await rejection(() => c.admin.keys.list({}))).code).toBe("UNAUTHORIZED");
     }
@@ -99,9 +99,9 @@ describe("an operator's password", () => {
 
   it("signs sessions that last eight hours", async () => {
     const now = Date.now();
-    const { token, session } = await issueSession(database().db, settings, operator, now);
+    const { token, session } = await issueSession(database().db, app.settings, operator, now);
     expect(session.expiresAt - session.issuedAt).toBe(8 * 60 * 60 * 1000);
-    expect(await verifySession(database().db, settings, token, now + SESSION_TTL_MS - 1)).toEqual(session);
-    expect(await verifySession(database().db, settings, token, now + SESSION_TTL_MS)).toBeUndefined();
+    expect(await verifySession(database().db, app.settings, token, now + SESSION_TTL_MS - 1)).toEqual(session);
+    expect(await verifySession(database().db, app.settings, token, now + SESSION_TTL_MS)).toBeUndefined();
   });
 });

@@ -8,7 +8,7 @@
 import { TRPCError } from "@trpc/server";
 import { describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
-import { eventLog } from "../../server/app";
+import { app } from "../../server/app";
 import { newKey, newTenant } from "../support/api";
 import { chargesFor, pay, paymentsForKey, withProviderDown } from "../payments/support";
 import { adminCaller, seedKeys } from "./support";
@@ -42,7 +42,7 @@ describe("admin.keys.resume", () => {
     expect(payment).toMatchObject({ status: "succeeded" });
     expect(await chargesFor(payment!.id)).toHaveLength(1);
 
-    await eventLog.flush();
+    await app.eventLog.flush();
     const detail = await c.admin.keys.get({ tenantId: tenant.id, key });
     expect(detail.key).toMatchObject({ state: "completed", completedBy: "completer", completerAttempts: 1 });
     const steps = detail.timeline.map((e) => `${e.source}:${e.type}`);

@@ -6,7 +6,7 @@
 import { TRPCError } from "@trpc/server";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
-import { eventLog } from "../../server/app";
+import { app } from "../../server/app";
 import { toProblem } from "../../server/errors";
 import { trpcError } from "../support/api";
 import { ensureEffectsTable, newTenant, post, uniqueKey } from "../idempotency/fixture";
@@ -195,7 +195,7 @@ describe("admin.keys.activity and admin.keys.get", () => {
     for (let i = 0; i < 3; i++)
       expect((await post(tenant, "/t/atomic", { tag: key, amount: 3 }, key)).headers.get("idempotent-replayed")).toBe("true");
     expect((await post(tenant, "/t/atomic", { tag: key, amount: 4 }, key)).status).toBe(422);
-    await eventLog.flush();
+    await app.eventLog.flush();
 
     const c = await adminCaller();
     const minutes = await c.admin.keys.activity({ tenantId: tenant.id });

@@ -18,7 +18,7 @@ import {
   type SignInThrottle,
   type ThrottleLimits,
 } from "../../server/admin/throttle";
-import { adminSessionRoutes, settings } from "../../server/app";
+import { app } from "../../server/app";
 import { barrier, trpcError } from "../support/api";
 import { callerWith, newOperator, OPERATOR_PASSWORD, SAME_ORIGIN } from "./support";
 
@@ -35,8 +35,8 @@ beforeAll(async () => {
 
 /** As /admin/session answers, with the app's throttle unless a test's own is given. */
 const signInRequest = (req: Request, throttle?: SignInThrottle) =>
-  throttle ? signInWith(req, { db: database().db, settings, throttle }) : adminSessionRoutes.signIn(req);
-const signOutRequest = (req: Request) => adminSessionRoutes.signOut(req);
+  throttle ? signInWith(req, { db: database().db, settings: app.settings, throttle }) : app.adminSessionRoutes.signIn(req);
+const signOutRequest = (req: Request) => app.adminSessionRoutes.signOut(req);
 const createSignInThrottle = (limits: ThrottleLimits, prefix: string) => createThrottle(() => database().db, limits, prefix);
 
 /** Limits for a throttle of a test's own: no operator waits unless the test wants them. */

@@ -8,7 +8,7 @@
 import { inject, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { downstreamKeyOf, generation } from "@exactly-once/trpc";
-import { completer, type App } from "../../server/app";
+import { app, type App } from "../../server/app";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, chargesFor, killOnceCharged, pay, payChild, paymentsForKey, withProviderDown } from "../payments/support";
 import { adminCaller } from "./support";
@@ -44,7 +44,7 @@ describe("admin.keys.get: where a payment stands", () => {
     expect(await standings(tenant, declined)).toEqual([expect.objectContaining({ standing: "declined", label: "declined" })]);
   });
 
-  it("a worker killed right after the provider charged: charged at the provider, not recorded yet; then the completer records that one charge", async () => {
+  it("a worker killed right after the provider charged: charged at the provider, not recorded yet; then the app.completer records that one charge", async () => {
     const tenant = await newTenant("standing-crash");
     const key = newKey("crash");
     const holder = payChild(tenant, key, "31.00", "acct_test_slow");
@@ -58,7 +58,7 @@ describe("admin.keys.get: where a payment stands", () => {
     expect(await paymentsForKey(tenant.id, key)).toEqual([expect.objectContaining({ status: "pending", psp_charge_id: null })]);
 
     await expect
-      .poll(async () => (await completer.completeDueKeys({ tenantId: tenant.id })).map((o) => o.outcome), { timeout: 10_000 })
+      .poll(async () => (await app.completer.completeDueKeys({ tenantId: tenant.id })).map((o) => o.outcome), { timeout: 10_000 })
       .toContain("completed");
     expect(await standings(tenant, key)).toEqual([expect.objectContaining({ id: paymentId, standing: "charged" })]);
     expect(await chargesFor(paymentId)).toHaveLength(1);

@@ -15,7 +15,7 @@
  * under a fresh name, so files running side by side never share one.
  */
 import { database } from "../../db/client";
-import { app, settings, type App } from "../../server/app";
+import { app, type App } from "../../server/app";
 import type { Tenant } from "../../server/context";
 import { randomUUID } from "node:crypto";
 import { addOperator, OperatorRole, type Operator } from "../../server/admin/operators";
@@ -44,7 +44,7 @@ let fileOperator: Promise<Operator> | undefined;
 
 /** A session cookie, of `operator` or of an `operator`-role account this test file shares. */
 export const sessionCookie = async (now?: number, operator?: Operator) =>
-  `${ADMIN_COOKIE}=${(await issueSession(database().db, settings, operator ?? (await (fileOperator ??= newOperator())), now)).token}`;
+  `${ADMIN_COOKIE}=${(await issueSession(database().db, app.settings, operator ?? (await (fileOperator ??= newOperator())), now)).token}`;
 
 /** A caller signed in as admin. */
 export const adminCaller = async (via?: App) => callerWith({ cookie: await sessionCookie() }, null, via);

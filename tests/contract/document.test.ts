@@ -6,14 +6,14 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { openApiDocument } from "../../server/app";
+import { app } from "../../server/app";
 import * as idempotency from "@exactly-once/trpc";
 import { isProblemSlug, problemPage, PROBLEMS, problemType, type ProblemSlug } from "../../server/problems";
 import { EXAMPLES } from "../../server/rest/examples";
 
 type Operation = { operationId: string; security?: unknown; requestBody?: { required: boolean }; responses: Record<string, unknown> };
 const operations = () =>
-  Object.entries(openApiDocument().paths).flatMap(([path, methods]) =>
+  Object.entries(app.openApiDocument().paths).flatMap(([path, methods]) =>
     Object.entries(methods as Record<string, Operation>).map(([method, op]) => ({ path, method, op })),
   );
 

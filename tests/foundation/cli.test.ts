@@ -8,7 +8,7 @@ import { describe, expect, inject, it } from "vitest";
 import { scratchClusterParent } from "../../db/cluster-home";
 import { startEmbeddedPostgres } from "../../db/embedded";
 import { runMigrations } from "../../db/migrate";
-import { handleRest } from "../../server/app";
+import { app } from "../../server/app";
 import { freePort } from "../support/database";
 
 const run = promisify(execFile);
@@ -19,7 +19,8 @@ function tenantCli(name: string, env: Record<string, string>) {
   });
 }
 
-const products = (token: string) => handleRest(new Request("http://t/api/v1/products", { headers: { authorization: `Bearer ${token}` } }));
+const products = (token: string) =>
+  app.handleRest(new Request("http://t/api/v1/products", { headers: { authorization: `Bearer ${token}` } }));
 
 describe("npm run tenant -- create <name>", () => {
   it("prints a token alone on the last line that authorizes the API; the database keeps only its hash", async () => {

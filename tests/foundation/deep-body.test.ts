@@ -10,7 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { GET as health } from "../../app/api/health/route";
 import { POST as trpcPost, GET as trpcGet } from "../../app/api/trpc/[trpc]/route";
-import { adminSessionRoutes, handleRest } from "../../server/app";
+import { app } from "../../server/app";
 import { MAX_JSON_DEPTH, jsonShape } from "../../server/json-shape";
 import { MAX_BODY_BYTES } from "../../server/rest/body";
 import { PAYMENT } from "../payments/support";
@@ -53,7 +53,7 @@ describe("jsonShape", () => {
 
 describe("a 64 KiB body of nested arrays", () => {
   it("is a 400 at REST before authentication, naming the rule", async () => {
-    const res = await handleRest(
+    const res = await app.handleRest(
       new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body: DEEP }),
     );
     expect(res.status).toBe(400);
@@ -71,7 +71,7 @@ describe("a 64 KiB body of nested arrays", () => {
 
   it("is a 400 as bytes that are not UTF-8 too, without walking it", async () => {
     const body = Buffer.concat([Buffer.from(DEEP.slice(0, -4)), Buffer.from([0xff]), Buffer.from("]]]")]);
-    const res = await handleRest(
+    const res = await app.handleRest(
       new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body }),
     );
     expect(res.status).toBe(400);
@@ -89,7 +89,7 @@ describe("a 64 KiB body of nested arrays", () => {
   });
 
   it("is a 400 at the admin sign-in, with no credential", async () => {
-    const res = await adminSessionRoutes.signIn(
+    const res = await app.adminSessionRoutes.signIn(
       new Request("http://app.test/admin/session", {
         method: "POST",
         headers: { ...json, host: "app.test", origin: "http://app.test" },
@@ -105,7 +105,7 @@ describe("a 64 KiB body of nested arrays", () => {
     { timeout: 20_000 },
     async () => {
       const deepOnes = Array.from({ length: 10 }, () =>
-        handleRest(
+        app.handleRest(
           new Request("http://test/api/v1/payments", { method: "POST", headers: { ...json, "idempotency-key": newKey() }, body: DEEP }),
         ),
       );

@@ -8,7 +8,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { logger } from "../../server/logger";
-import { createContextInner, restHandlerFor } from "../../server/app";
+import { app } from "../../server/app";
 import { publicProcedure, router } from "../../server/trpc";
 
 const SECRET_PARAM = "param-that-must-not-leak";
@@ -35,7 +35,7 @@ afterEach(() => {
 describe("an internal error", () => {
   it("over REST: 500 problem 'internal error' with a request id that the log has, and nothing else", async () => {
     const logged = vi.spyOn(logger, "error");
-    const res = await restHandlerFor(brokenRouter)(new Request("http://test/api/broken"));
+    const res = await app.restHandlerFor(brokenRouter)(new Request("http://test/api/broken"));
     const text = await res.text();
     expect(res.status).toBe(500);
     expectNothingInternal(text);
@@ -52,7 +52,7 @@ describe("an internal error", () => {
       endpoint: "/api/trpc",
       req: new Request("http://test/api/trpc/broken"),
       router: brokenRouter,
-      createContext: ({ req }) => createContextInner({ headers: req.headers }),
+      createContext: ({ req }) => app.createContextInner({ headers: req.headers }),
     });
     const text = await res.text();
     expect(res.status).toBe(500);

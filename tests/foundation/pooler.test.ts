@@ -21,7 +21,7 @@ import { schemaBehind } from "../../db/migrate";
 import { startDatabaseMonitor } from "../../db/monitor";
 import { pgBouncerBinary, startPgBouncer, type RunningPgBouncer } from "../../db/pgbouncer";
 import { CATALOG, seedDemo } from "../../db/seed";
-import { completer, createContextInner, idempotencyRuntime } from "../../server/app";
+import { app } from "../../server/app";
 import { openAppDatabase } from "../../server/database";
 import { createIdempotencyProcedures } from "@exactly-once/trpc";
 import { reconcile } from "../../server/reconcile/reconcile";
@@ -56,8 +56,8 @@ const pooledEnv = () => ({ DATABASE_URL: bouncer.url, DATABASE_POOLED: "true", M
 
 /** A runtime whose transactions give up their lock after 300 ms idle: the net for an abandoned transaction, made short. */
 const impatient = createIdempotencyProcedures({
-  ...idempotencyRuntime,
-  limits: { ...idempotencyRuntime.limits, idleInTransactionTimeoutMs: 300 },
+  ...app.idempotencyRuntime,
+  limits: { ...app.idempotencyRuntime.limits, idleInTransactionTimeoutMs: 300 },
 });
 /** By tag: the first attempt says it is parked, then waits for `hold`. */
 const parked = new Map<string, { entered: () => void; hold: Promise<void> }>();
@@ -79,7 +79,7 @@ const abandonRouter = router({
     }),
 });
 const abandonCaller = async (key: string) =>
-  createCallerFactory(abandonRouter)(await createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key }) }));
+  createCallerFactory(abandonRouter)(await app.createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key }) }));
 
 describe.skipIf(!installed)(
   `through PgBouncer in transaction mode, pool_size ${POOL_SIZE}${installed ? "" : " (skipped: /usr/sbin/pgbouncer is not installed; apt-get install -y pgbouncer)"}`,
@@ -250,8 +250,8 @@ describe.skipIf(!installed)(
       expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "2" });
     });
 
-    it("the completer, in two instances at once, finishes a payment whose holder was killed after the charge: one charge, one balanced movement", async () => {
-      const payer = await newTenant("pooled-completer");
+    it("the app.completer, in two instances at once, finishes a payment whose holder was killed after the charge: one charge, one balanced movement", async () => {
+      const payer = await newTenant("pooled-app.completer");
       const key = uniqueKey("completer");
       const child = payChild(payer, key, "31.00", "acct_test_slow", pooledEnv());
       const paymentId = await killOnceCharged(child, payer.id, key);
@@ -259,8 +259,8 @@ describe.skipIf(!installed)(
       const outcomes = [];
       for (let round = 0; round < 50 && (await paymentsForKey(payer.id, key))[0]?.status !== "succeeded"; round++) {
         const [a, b] = await Promise.all([
-          completer.completeDueKeys({ tenantId: payer.id, backoffMs: 20, maxBackoffMs: 100 }),
-          completer.completeDueKeys({ tenantId: payer.id, backoffMs: 20, maxBackoffMs: 100 }),
+          app.completer.completeDueKeys({ tenantId: payer.id, backoffMs: 20, maxBackoffMs: 100 }),
+          app.completer.completeDueKeys({ tenantId: payer.id, backoffMs: 20, maxBackoffMs: 100 }),
         ]);
         outcomes.push(...a, ...b);
         await new Promise((r) => setTimeout(r, 50));

@@ -1,9 +1,9 @@
 /** The REST surface's own answers: routing, methods, bodies, auth, OpenAPI — all problem+json where they fail. */
 import { describe, expect, it } from "vitest";
 import { GET as health } from "../../app/api/health/route";
-import { handleRest, openApiDocument } from "../../server/app";
+import { app } from "../../server/app";
 
-const call = (path: string, init?: RequestInit) => handleRest(new Request(`http://t/api${path}`, init));
+const call = (path: string, init?: RequestInit) => app.handleRest(new Request(`http://t/api${path}`, init));
 
 async function expectProblem(res: Response, status: number, type: string) {
   expect(res.status).toBe(status);
@@ -35,7 +35,7 @@ describe("REST", () => {
   });
 
   it("serves an OpenAPI 3.1 document that lists the endpoints and the Idempotency-Key header", () => {
-    const doc = openApiDocument();
+    const doc = app.openApiDocument();
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.paths["/v1/products"]).toHaveProperty("get");
   });

@@ -8,7 +8,7 @@ import { POST } from "../../app/api/trpc/[trpc]/route";
 import { database } from "../../db/client";
 import { DEMO_TENANT } from "../../db/seed";
 import { env } from "../../server/env";
-import { createCaller, createContextInner } from "../../server/app";
+import { app } from "../../server/app";
 import { newKey, newTenant } from "../support/api";
 
 const pay = async (key: string) => {
@@ -66,7 +66,9 @@ describe("the storefront with demo mode off", () => {
       { sku: cheap!.sku, quantity: 3 },
       { sku: dear!.sku, quantity: 7 },
     ];
-    const caller = createCaller(await createContextInner({ headers: new Headers({ "Idempotency-Key": newKey("storefront-quote") }) }));
+    const caller = app.createCaller(
+      await app.createContextInner({ headers: new Headers({ "Idempotency-Key": newKey("storefront-quote") }) }),
+    );
     const quote = await caller.checkout.quote({ items });
     const expected = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, "0")}`;
     expect(quote.lines.map((l) => [l.sku, l.amount])).toEqual([
@@ -86,7 +88,7 @@ describe("the storefront with demo mode off", () => {
     env.STOREFRONT_TENANT_ID = storefront.id;
     const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
     const key = newKey("storefront-rerun");
-    const caller = createCaller(await createContextInner({ tenant: keyOwner, headers: new Headers({ "Idempotency-Key": key }) }));
+    const caller = app.createCaller(await app.createContextInner({ tenant: keyOwner, headers: new Headers({ "Idempotency-Key": key }) }));
     await caller.checkout.pay({ items: [{ sku: product!.sku, quantity: 1 }], destination: "acct_test_storefront" });
     expect(await paymentsUnder(key)).toEqual([{ tenant_id: keyOwner.id }]);
   });

@@ -11,7 +11,7 @@ import { POST as trpcPost, GET as trpcGet } from "../../app/api/trpc/[trpc]/rout
 import { database } from "../../db/client";
 import { MAX_BODY_BYTES } from "../../server/rest/body";
 import { env } from "../../server/env";
-import { handleRest } from "../../server/app";
+import { app } from "../../server/app";
 import { PAYMENT, chargesFor, providerCharges } from "../payments/support";
 import { api, newKey, newTenant, type Tenant } from "../support/api";
 
@@ -37,7 +37,7 @@ const NOTHING = { keys: 0, payments: 0, ledger: 0, accounts: 0, charges: 0 };
 
 /** POST raw bytes to the REST surface as `tenant`, with a fresh key. */
 async function postRaw(tenant: Tenant, path: string, body: BodyInit, headers: Record<string, string> = {}) {
-  const res = await handleRest(
+  const res = await app.handleRest(
     new Request(`http://test/api${path}`, {
       method: "POST",
       headers: {
@@ -205,7 +205,7 @@ describe("REST: each malformed class is a 4xx naming the problem, and writes not
   });
 
   it("the webhook tolerates fields it does not know", async () => {
-    const answer = await handleRest(
+    const answer = await app.handleRest(
       new Request("http://test/api/v1/webhooks/psp", {
         method: "POST",
         headers: { "content-type": "application/json" },

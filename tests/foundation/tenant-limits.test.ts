@@ -13,7 +13,7 @@ import { database } from "../../db/client";
 import { DomainError } from "../../server/errors";
 import { env } from "../../server/env";
 import { createTenantLimits } from "../../server/tenants/limits";
-import { createCaller, createContextInner } from "../../server/app";
+import { app } from "../../server/app";
 import { PAYMENT, pay } from "../payments/support";
 import { seedKeys } from "../admin/support";
 import { api, barrier, newKey, newTenant } from "../support/api";
@@ -71,7 +71,7 @@ describe("the request budget", () => {
     expect(row!.n).toBe(BUDGET);
     // Another tenant is unaffected, and so are the server's own callers (pages, the completer) of this one.
     expect((await pay(await newTenant("budget-other"), newKey())).status).toBe(201);
-    const own = createCaller(await createContextInner({ tenant }));
+    const own = app.createCaller(await app.createContextInner({ tenant }));
     await expect(own.payments.create({ ...PAYMENT })).rejects.toThrow(/Idempotency-Key/);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { eventLog } from "../../server/app";
+import { app } from "../../server/app";
 import { ensureEffectsTable, keyRow, newTenant, post, uniqueKey, type TestTenant } from "./fixture";
 
 let tenant: TestTenant;
@@ -23,7 +23,7 @@ describe("idempotency_events", () => {
     const boom = uniqueKey("events-boom");
     await post(tenant, "/t/atomic", { tag: boom, amount: 1, outcome: "boom" }, boom);
     await post(tenant, "/t/atomic", { tag: boom, amount: 1, outcome: "boom" }, boom);
-    await eventLog.flush();
+    await app.eventLog.flush();
     const types = async (k: string) =>
       (
         await database().sql<
@@ -44,7 +44,7 @@ describe("idempotency_events", () => {
     if (second > 55) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
     for (let i = 0; i < 4; i++) await post(tenant, "/t/atomic", { tag: key, amount: 1 }, key);
     await post(tenant, "/t/atomic", { tag: key, amount: 2 }, key);
-    await eventLog.flush();
+    await app.eventLog.flush();
     const rows = await database().sql<{ type: string; count: number | null }[]>`
       select type, count from idempotency_events where tenant_id = ${tenant.id} and key = ${key} order by at, id`;
     expect(rows).toEqual([

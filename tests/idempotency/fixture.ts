@@ -11,7 +11,7 @@ import { z } from "zod";
 import { database } from "../../db/client";
 import { DomainError } from "../../server/errors";
 import type { RecoverableHandle } from "@exactly-once/trpc";
-import { createContextInner, eventLog, restHandlerFor } from "../../server/app";
+import { app } from "../../server/app";
 import type { Tenant as TestTenant } from "../support/api";
 import type { Db } from "../../db/client";
 import type { RestMeta } from "../../server/meta";
@@ -105,12 +105,12 @@ export const testRouter = router({
 });
 
 const createCaller = createCallerFactory(testRouter);
-export const restHandler = restHandlerFor(testRouter);
+export const restHandler = app.restHandlerFor(testRouter);
 
 /** A tRPC caller as the tenant, sending `key` (or no key) as Idempotency-Key. */
 export async function caller(tenant: TestTenant, key?: string) {
   const headers = new Headers(key === undefined ? {} : { "Idempotency-Key": key });
-  return createCaller(await createContextInner({ tenant, headers }));
+  return createCaller(await app.createContextInner({ tenant, headers }));
 }
 
 /** `extra`: more request headers (an `Idempotency-Attempt`, say). */
@@ -128,7 +128,7 @@ export async function effectsFor(tenantId: string, key: string) {
 
 /** The key's row; pending events are written first, since the replay count comes from them. */
 export async function keyRow(tenantId: string, key: string) {
-  await eventLog.flush();
+  await app.eventLog.flush();
   const [row] = await database().sql<
     {
       state: string;

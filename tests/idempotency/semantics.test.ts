@@ -10,7 +10,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { beforeAll, describe, expect, it } from "vitest";
 import { responseMeta } from "../../app/api/trpc/[trpc]/response-meta";
 import { database } from "../../db/client";
-import { createContextInner } from "../../server/app";
+import { app } from "../../server/app";
 import { trpcError } from "../support/api";
 import {
   caller,
@@ -109,7 +109,7 @@ describe("a key still held", () => {
         body: JSON.stringify({ tag: key, amount: 1 }),
       }),
       router: testRouter,
-      createContext: ({ req }) => createContextInner({ tenant, headers: req.headers }),
+      createContext: ({ req }) => app.createContextInner({ tenant, headers: req.headers }),
       responseMeta,
     });
     expect(trpc.status).toBe(409);

@@ -7,7 +7,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { IdempotencyEventType } from "@exactly-once/trpc";
 import { database } from "../../db/client";
-import { eventLog } from "../../server/app";
+import { app } from "../../server/app";
 import { logger } from "../../server/logger";
 import { newKey, newTenant } from "../support/api";
 
@@ -33,11 +33,11 @@ describe("idempotency events in the log", () => {
     const tenant = await newTenant("event-log");
     const event = (key: string) => ({ type: IdempotencyEventType.Conflict, tenantId: tenant.id, key, procedure: "payments.create" });
     const [quiet, loud] = [newKey(), newKey()];
-    expect(await linesAt("info", async () => eventLog.record(event(quiet)))).toEqual([]);
-    const debug = await linesAt("debug", async () => eventLog.record(event(loud)));
+    expect(await linesAt("info", async () => app.eventLog.record(event(quiet)))).toEqual([]);
+    const debug = await linesAt("debug", async () => app.eventLog.record(event(loud)));
     expect(debug).toHaveLength(1);
     expect(JSON.parse(debug[0]!)).toMatchObject({ level: 20, msg: "idempotency conflict", idempotency: { key: loud } });
-    await eventLog.flush();
+    await app.eventLog.flush();
     const rows = await database().sql<
       { key: string }[]
     >`select key from idempotency_events where tenant_id = ${tenant.id} and type = 'conflict' order by key`;

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { POST as restPost } from "../../app/api/[...rest]/route";
 import { database } from "../../db/client";
-import { app, completer, idempotencyRuntime, type App } from "../../server/app";
+import { app, type App } from "../../server/app";
 import { appWith } from "../support/app";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, keyRow, PAYMENT, sleep } from "../payments/support";
@@ -55,15 +55,15 @@ async function pay(tenant: Tenant, key: string, body: Record<string, unknown> = 
 }
 
 describe("/api/metrics", () => {
-  it("counts a payment, a conflict, a replay, a mismatch, a failure and the completer's takeover once each", async () => {
+  it("counts a payment, a conflict, a replay, a mismatch, a failure and the app.completer's takeover once each", async () => {
     const before = (await scrapeAs(LOOPBACK)).text;
     const tenant = await newTenant("metrics");
     const key = newKey("metrics");
     const slow = { destination: "acct_test_slow" };
 
     // The duplicate waits a fifth of a second for the holder (1.5 s at the slow provider), then gets its 409.
-    const waitMs = idempotencyRuntime.defaults.waitMs;
-    idempotencyRuntime.defaults.waitMs = 200;
+    const waitMs = app.idempotencyRuntime.defaults.waitMs;
+    app.idempotencyRuntime.defaults.waitMs = 200;
     let first: ReturnType<typeof pay>;
     try {
       first = pay(tenant, key, slow);
@@ -74,7 +74,7 @@ describe("/api/metrics", () => {
       const duplicate = await pay(tenant, key, slow);
       expect(duplicate.status, duplicate.text).toBe(409);
     } finally {
-      idempotencyRuntime.defaults.waitMs = waitMs;
+      app.idempotencyRuntime.defaults.waitMs = waitMs;
     }
     const executed = await first;
     expect(executed.status, executed.text).toBe(201);
@@ -85,7 +85,7 @@ describe("/api/metrics", () => {
 
     const abandoned = newKey("metrics-abandoned");
     await abandonedPayment(tenant, abandoned, PAYMENT);
-    const rounds = await completer.completeDueKeys({ tenantId: tenant.id, backoffMs: 20, maxBackoffMs: 100 });
+    const rounds = await app.completer.completeDueKeys({ tenantId: tenant.id, backoffMs: 20, maxBackoffMs: 100 });
     expect(rounds.map((r) => [r.key, r.outcome])).toEqual([[abandoned, "completed"]]);
 
     const after = await scrapeAs(LOOPBACK);
@@ -100,7 +100,7 @@ describe("/api/metrics", () => {
       mismatch: 1,
       conflict: 1,
       waited: 0,
-      // The completer's run: it takes the abandoned key over and completes it.
+      // The app.completer's run: it takes the abandoned key over and completes it.
       takeover: 1,
       lease_lost: 0,
       // The abandoned payment's own request: a 503 with the provider unreachable, its key released.
@@ -111,7 +111,7 @@ describe("/api/metrics", () => {
     expect(delta("idempotency_request_duration_seconds_bucket", { procedure, outcome: "executed", le: "1" })).toBe(0);
     expect(delta("idempotency_completer_runs_total", { result: "completed" })).toBe(1);
     expect(delta("idempotency_completer_runs_total")).toBe(1);
-    // Two charges answered (the slow one and the completer's); the abandoned attempts found nobody (status 0).
+    // Two charges answered (the slow one and the app.completer's); the abandoned attempts found nobody (status 0).
     expect(delta("psp_requests_total", { operation: "charge", status: "201" })).toBe(2);
     expect(delta("psp_requests_total", { operation: "charge", status: "0" })).toBeGreaterThanOrEqual(1);
     // Five requests through the REST route (the abandoned one went through handleRest directly): 201, 409, 201, 422.

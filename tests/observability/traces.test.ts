@@ -14,7 +14,7 @@ import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trac
 import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { getKey } from "../../server/admin/get.handler";
-import { eventLog } from "../../server/app";
+import { app } from "../../server/app";
 import { traceFields } from "../../server/observability/log";
 import { startTracing, tracer } from "../../server/observability/tracing";
 import { setTraceCallers } from "../../server/observability/trace-callers";
@@ -69,7 +69,7 @@ async function tracedPayment(
 
 /** The key's timeline as the admin's key page shows it: each line's type and trace. */
 async function timelineOf(tenant: Tenant, key: string) {
-  await eventLog.flush();
+  await app.eventLog.flush();
   const { timeline } = await getKey({ sql: database().sql, psp: traced().paymentProvider() }, { tenantId: tenant.id, key });
   return timeline.map((e) => ({ type: e.type, traceId: e.traceId }));
 }

@@ -1,11 +1,11 @@
 /** Accounts: deposits and withdrawals, currencies, a balance that never goes below zero. */
 import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { createCaller, createContextInner, openApiDocument } from "../../server/app";
+import { app } from "../../server/app";
 import { api, ledgerFor, newKey, newTenant, trpcError, type Tenant } from "../support/api";
 import { accountBalance, expectProblem, expectRefusal, ledgerWhere } from "./support";
 
-const trpcAs = async (tenant: Tenant) => createCaller(await createContextInner({ tenant, headers: new Headers() }));
+const trpcAs = async (tenant: Tenant) => app.createCaller(await app.createContextInner({ tenant, headers: new Headers() }));
 
 async function movementRows(accountId: string) {
   return database().sql<{ id: string; type: string; amount_minor: number; balance_after_minor: number; idempotency_key: string }[]>`
@@ -137,7 +137,7 @@ describe("accounts", () => {
   });
 
   it("the OpenAPI document lists the read-back of deposits and withdrawals", () => {
-    const { paths } = openApiDocument();
+    const { paths } = app.openApiDocument();
     expect(paths["/v1/deposits/{id}"]).toHaveProperty("get");
     expect(paths["/v1/withdrawals/{id}"]).toHaveProperty("get");
     expect(paths["/v1/accounts/{id}/movements"]).toHaveProperty("get");

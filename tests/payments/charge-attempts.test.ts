@@ -4,7 +4,7 @@
  * one included, to another instance (this test process), over REST and tRPC.
  */
 import { describe, expect, it } from "vitest";
-import { createCaller, createContextInner } from "../../server/app";
+import { app } from "../../server/app";
 import { api, newKey, newTenant } from "../support/api";
 import { chargesFor, expectProblem, pay, payChild, paymentsForKey } from "./support";
 
@@ -26,7 +26,7 @@ describe("charge attempts", () => {
       [500, false],
       [201, false],
     ]);
-    const caller = createCaller(await createContextInner({ tenant, headers: new Headers() }));
+    const caller = app.createCaller(await app.createContextInner({ tenant, headers: new Headers() }));
     expect(await caller.payments.attempts({ id: payment!.id })).toEqual(res.body);
     expectProblem(await api(other).get(`/v1/payments/${payment!.id}/attempts`), 404, "not-found");
   });

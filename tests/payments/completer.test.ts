@@ -14,7 +14,7 @@ import net from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
 import { database } from "../../db/client";
-import { app, completer, settleWithinMs } from "../../server/app";
+import { app, type App } from "../../server/app";
 import { type KeyCompletion, type RunOptions } from "../../server/keys/completer";
 import { reconcile } from "../../server/reconcile/reconcile";
 import { api, barrier, ledgerFor, newKey, newTenant, unbalancedTransactions, type Tenant } from "../support/api";
@@ -54,15 +54,15 @@ async function completerRow(tenantId: string, key: string): Promise<CompleterRow
 
 const run = promisify(execFile);
 
-/** Short backoff: the tests play many completer intervals in a few seconds. */
+/** Short backoff: the tests play many app.completer intervals in a few seconds. */
 const FAST = { backoffMs: 20, maxBackoffMs: 100 } satisfies RunOptions;
 
-/** Runs completer rounds for the tenant until the key is no longer in progress (or needs attention). */
+/** Runs app.completer rounds for the tenant until the key is no longer in progress (or needs attention). */
 async function completeUntilSettled(
   tenantId: string,
   key: string,
   options: RunOptions = {},
-  { completer } = app,
+  { completer }: App = app,
 ): Promise<KeyCompletion[]> {
   const seen: KeyCompletion[] = [];
   const deadline = Date.now() + 30_000;
@@ -70,7 +70,7 @@ async function completeUntilSettled(
     seen.push(...(await completer.completeDueKeys({ ...FAST, ...options, tenantId })));
     const row = await completerRow(tenantId, key);
     if (row.state !== "in_progress" || row.needs_attention) return seen;
-    expect(Date.now(), `the completer never finished ${key}: ${JSON.stringify(seen)}`).toBeLessThan(deadline);
+    expect(Date.now(), `the app.completer never finished ${key}: ${JSON.stringify(seen)}`).toBeLessThan(deadline);
     await sleep(50);
   }
 }
@@ -101,7 +101,7 @@ async function expectReplayOf(tenant: Tenant, key: string, body: Record<string, 
   expect(retry.text).toBe(stored.response_body);
 }
 
-describe("the completer finishes payments whose client never came back", () => {
+describe("the app.completer finishes payments whose client never came back", () => {
   it("SIGKILL after the provider charged, no client retry: succeeded, one charge, one balanced movement, reconcile clean; a later retry replays it", async () => {
     const tenant = await newTenant("completer-kill");
     const key = newKey("kill");
@@ -128,7 +128,7 @@ describe("the completer finishes payments whose client never came back", () => {
     await expectReplayOf(tenant, key, body, 201);
   });
 
-  it("SIGKILL before the charge reached the provider: the completer charges, once", async () => {
+  it("SIGKILL before the charge reached the provider: the app.completer charges, once", async () => {
     const tenant = await newTenant("completer-before");
     const key = newKey("before");
     const body = { amount: "12.00", destination: "acct_test_123" };
@@ -144,7 +144,7 @@ describe("the completer finishes payments whose client never came back", () => {
     await expectReplayOf(tenant, key, body, 201);
   });
 
-  it("a decline after a crash: the completer stores the 402, a later retry replays it; no charge, no ledger", async () => {
+  it("a decline after a crash: the app.completer stores the 402, a later retry replays it; no charge, no ledger", async () => {
     const tenant = await newTenant("completer-decline");
     const key = newKey("decline");
     const body = { amount: "9.00", destination: "acct_test_decline" };
@@ -170,7 +170,7 @@ describe("the completer finishes payments whose client never came back", () => {
     while (!holder.output().includes("finished")) {
       expect(holder.child.exitCode, holder.output()).toBeNull();
       expect(Date.now(), "the holder never finished").toBeLessThan(deadline);
-      outcomes.push(...(await completer.completeDueKeys({ ...FAST, tenantId: tenant.id })));
+      outcomes.push(...(await app.completer.completeDueKeys({ ...FAST, tenantId: tenant.id })));
       await sleep(25);
     }
     expect(outcomes).toEqual([]);
@@ -179,7 +179,7 @@ describe("the completer finishes payments whose client never came back", () => {
     expect(await chargesFor(payment!.id)).toHaveLength(1);
   });
 
-  it("a provider down for several completer rounds, then back: retried with backoff, then one charge, completed", async () => {
+  it("a provider down for several app.completer rounds, then back: retried with backoff, then one charge, completed", async () => {
     const tenant = await newTenant("completer-down");
     const key = newKey("down");
     const body = { amount: "21.00", destination: "acct_test_123" };
@@ -214,7 +214,7 @@ describe("the completer finishes payments whose client never came back", () => {
     expect(row).toMatchObject({ state: "in_progress", completer_attempts: 2, needs_attention: true });
     expect(row.completer_error).toMatch(/provider/i);
     // Given up: later rounds leave it alone.
-    expect(await completer.completeDueKeys({ ...FAST, tenantId: tenant.id })).toEqual([]);
+    expect(await app.completer.completeDueKeys({ ...FAST, tenantId: tenant.id })).toEqual([]);
     expect(await chargesFor(pending.id)).toHaveLength(0);
   });
 
@@ -226,7 +226,7 @@ describe("the completer finishes payments whose client never came back", () => {
     await database().sql`
       update idempotency_keys set request = replace(request, '"currency"', '"currencyCode"')
       where tenant_id = ${tenant.id} and key = ${key}`;
-    const outcomes = await completer.completeDueKeys({ ...FAST, tenantId: tenant.id });
+    const outcomes = await app.completer.completeDueKeys({ ...FAST, tenantId: tenant.id });
     expect(outcomes).toEqual([
       expect.objectContaining({ outcome: "needs_attention", detail: expect.stringContaining("no longer parses") }),
     ]);
@@ -244,15 +244,15 @@ describe("the completer finishes payments whose client never came back", () => {
       const pending = await abandonedPayment(tenant, key, body);
       const arrive = barrier(3);
       const [a, b, client] = await Promise.all([
-        arrive().then(() => completer.completeDueKeys({ ...FAST, tenantId: tenant.id, key })),
-        arrive().then(() => completer.completeDueKeys({ ...FAST, tenantId: tenant.id, key })),
+        arrive().then(() => app.completer.completeDueKeys({ ...FAST, tenantId: tenant.id, key })),
+        arrive().then(() => app.completer.completeDueKeys({ ...FAST, tenantId: tenant.id, key })),
         arrive().then(() => pay(tenant, key, body)),
       ]);
       const row = await completerRow(tenant.id, key);
       expect(row.state, `round ${round}: ${JSON.stringify({ a, b, client: client.text })}`).toBe("completed");
       expect(client.status).toBe(201);
       expect(client.text).toBe(row.response_body);
-      // A completer either finished it (and says so on the key) or saw it was not its to finish.
+      // A app.completer either finished it (and says so on the key) or saw it was not its to finish.
       const finished = [...a, ...b].filter((o) => o.outcome === "completed");
       expect(finished.length).toBe(row.completed_by === "completer" ? 1 : 0);
       for (const o of [...a, ...b]) expect(["completed", "not_ours"]).toContain(o.outcome);
@@ -266,8 +266,8 @@ describe("the completer finishes payments whose client never came back", () => {
   });
 });
 
-describe("reconciliation with the completer", () => {
-  it("lists a second charge with the same reference; flags a pending payment only past the completer's budget", async () => {
+describe("reconciliation with the app.completer", () => {
+  it("lists a second charge with the same reference; flags a pending payment only past the app.completer's budget", async () => {
     const tenant = await newTenant("completer-reconcile");
     const paid = await pay(tenant, newKey("paid"), { amount: "8.00" });
     expect(paid.status, paid.text).toBe(201);
@@ -282,7 +282,7 @@ describe("reconciliation with the completer", () => {
     const abandoned = await abandonedPayment(tenant, newKey("abandoned"), { amount: "6.00", destination: "acct_test_123" });
 
     const charges = await providerCharges();
-    const within = await reconcile(database().db, charges, { tenantId: tenant.id, pendingGraceMs: settleWithinMs() });
+    const within = await reconcile(database().db, charges, { tenantId: tenant.id, pendingGraceMs: app.settleWithinMs() });
     expect(within).toEqual([expect.objectContaining({ kind: "duplicate_charge", paymentId: paid.body.id, chargeId: secondId })]);
     const past = await reconcile(database().db, charges, { tenantId: tenant.id, pendingGraceMs: 0 });
     expect(past).toEqual(

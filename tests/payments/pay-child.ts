@@ -8,12 +8,12 @@
  */
 import { openAppDatabase } from "../../server/database";
 import { env } from "../../server/env";
-import { createCaller, createContextInner } from "../../server/app";
+import { app } from "../../server/app";
 
 const [tenantId, key, amount, destination = "acct_test_slow"] = process.argv.slice(2) as [string, string, string, string?];
 openAppDatabase(process.env.DATABASE_URL!, { max: 4, pooled: env.DATABASE_POOLED });
-const caller = createCaller(
-  await createContextInner({ tenant: { id: tenantId, name: "killed" }, headers: new Headers({ "Idempotency-Key": key }) }),
+const caller = app.createCaller(
+  await app.createContextInner({ tenant: { id: tenantId, name: "killed" }, headers: new Headers({ "Idempotency-Key": key }) }),
 );
 await caller.payments.create({ amount, currency: "EUR", destination });
 process.stdout.write("finished\n");

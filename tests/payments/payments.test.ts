@@ -1,7 +1,7 @@
 /** Creating and reading payments: replay, mismatch, validation, scope, declines, over REST and tRPC. */
 import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { createCaller, createContextInner } from "../../server/app";
+import { app } from "../../server/app";
 import { api, ledgerFor, newKey, newTenant, trpcError, type Tenant } from "../support/api";
 import {
   chargesFor,
@@ -21,7 +21,7 @@ import {
 } from "./support";
 
 async function trpcAs(tenant: Tenant, key: string) {
-  return createCaller(await createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key }) }));
+  return app.createCaller(await app.createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": key }) }));
 }
 
 describe("POST /v1/payments", () => {
@@ -208,7 +208,7 @@ describe("payments over tRPC", () => {
       (await trpcAs(tenant, key)).payments.create({ amount: "6.00", currency: "EUR", destination: "acct_test_trpc" }),
     );
     expect(mismatch.code).toBe("UNPROCESSABLE_CONTENT");
-    const noKey = createCaller(await createContextInner({ tenant, headers: new Headers() }));
+    const noKey = app.createCaller(await app.createContextInner({ tenant, headers: new Headers() }));
     expect((await trpcError(noKey.payments.create({ amount: "5.00", currency: "EUR", destination: "acct_test_trpc" }))).code).toBe(
       "BAD_REQUEST",
     );

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { expect, inject, onTestFinished } from "vitest";
 import { database } from "../../db/client";
-import { handleRest, type App } from "../../server/app";
+import { app, type App } from "../../server/app";
 import { chargeListSchema, type ChargeWithRefunds } from "../../server/psp/schemas";
 import { signWebhook } from "../../server/psp/stand-in";
 import { api, ledgerFor, newKey, type Answer, type Tenant } from "../support/api";
@@ -201,7 +201,7 @@ export function signed(event: WebhookEvent, secret = WEBHOOK_SECRET) {
 export async function deliver(raw: string, signature: string | null): Promise<Answer> {
   const headers = new Headers({ "content-type": "application/json" });
   if (signature !== null) headers.set("Psp-Signature", signature);
-  const res = await handleRest(new Request("http://test/api/v1/webhooks/psp", { method: "POST", headers, body: raw }));
+  const res = await app.handleRest(new Request("http://test/api/v1/webhooks/psp", { method: "POST", headers, body: raw }));
   const text = await res.text();
   return { status: res.status, text, body: text ? JSON.parse(text) : {}, headers: res.headers };
 }

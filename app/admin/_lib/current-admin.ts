@@ -4,9 +4,9 @@
  * undefined when signed out.
  */
 import { headers } from "next/headers";
-import { createContextInner } from "@/server/app";
+import { app } from "@/server/app";
 
 export async function currentAdmin() {
-  const context = await createContextInner();
+  const context = await app.createContextInner();
   return context.auth.adminSession(new Headers(await headers()));
 }

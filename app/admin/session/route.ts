@@ -1,7 +1,7 @@
 /** POST signs in, DELETE signs out (see server/admin/sign-in.ts). */
-import { adminSessionRoutes } from "@/server/app";
+import { app } from "@/server/app";
 
 export const dynamic = "force-dynamic";
 
-export const POST = (req: Request) => adminSessionRoutes.signIn(req);
-export const DELETE = (req: Request) => adminSessionRoutes.signOut(req);
+export const POST = (req: Request) => app.adminSessionRoutes.signIn(req);
+export const DELETE = (req: Request) => app.adminSessionRoutes.signOut(req);

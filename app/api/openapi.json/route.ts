@@ -1,7 +1,7 @@
-import { openApiDocument } from "@/server/app";
+import { app } from "@/server/app";
 
 export const dynamic = "force-dynamic";
 
 export function GET() {
-  return Response.json(openApiDocument());
+  return Response.json(app.openApiDocument());
 }

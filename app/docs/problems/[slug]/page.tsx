@@ -6,7 +6,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
-import { openApiDocument } from "@/server/app";
+import { app } from "@/server/app";
 import { isProblemSlug, PROBLEMS, problemTitle, problemType, type ProblemSlug } from "@/server/problems";
 import { problemSchema, problemSchemaName } from "@/server/rest/openapi-problems";
 import { MarkdownText } from "../../_components/markdown-text";
@@ -23,7 +23,7 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
 /** The operations whose responses name this type's schema, each with its section's anchor on /docs (its operationId). */
 function operationsWith(slug: ProblemSlug): { name: string; anchor: string }[] {
   const needle = `"#/components/schemas/${problemSchemaName(slug)}"`;
-  return Object.entries(openApiDocument().paths).flatMap(([path, methods]) =>
+  return Object.entries(app.openApiDocument().paths).flatMap(([path, methods]) =>
     Object.entries(methods as Record<string, { operationId: string; responses: unknown }>)
       .filter(([, op]) => JSON.stringify(op.responses).includes(needle))
       .map(([method, op]) => ({ name: `${method.toUpperCase()} /api${path}`, anchor: op.operationId })),

@@ -1,6 +1,6 @@
 /** /admin/keys/{tenantId}/{key}: one idempotency key in full, behind the admin sign-in. */
 import { OperatorRole } from "@/server/admin/operators";
-import { settings } from "@/server/app";
+import { app } from "@/server/app";
 import { currentAdmin } from "../../../_lib/current-admin";
 import { KeyDetailView } from "../../../_components/key-detail";
 import { AdminSignIn } from "../../../_components/admin-sign-in";
@@ -38,7 +38,7 @@ export default async function KeyPage({ params }: { params: Promise<{ tenantId: 
       <KeyDetailView
         tenantId={tenantId}
         keyName={key}
-        completerOn={settings.COMPLETER_INTERVAL_MS > 0}
+        completerOn={app.settings.COMPLETER_INTERVAL_MS > 0}
         mayAct={admin.operator.role !== OperatorRole.Viewer}
       />
     </div>
