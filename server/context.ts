@@ -7,6 +7,7 @@
 import type { Sql } from "postgres";
 import type { Database, Db } from "../db/client";
 import type { PspClient } from "./psp/client";
+import type { OriginVerdict } from "./admin/origin";
 import type { AdminSession } from "./admin/session";
 import type { IdempotencyOutcome, IdempotencyRuntime } from "@exactly-once/trpc";
 import type { Completer } from "./keys/completer";
@@ -16,9 +17,6 @@ import type { Logger } from "./logger";
 import type { TenantLimits } from "./tenants/limits";
 
 export type Tenant = { id: string; name: string };
-
-/** Whether a request may change admin state (same origin, JSON), and why not. */
-export type ChangeVerdict = { ok: true } | { ok: false; reason: string };
 
 export type AppServices = {
   db: Db;
@@ -41,7 +39,7 @@ export type AppServices = {
     /** The tenant the storefront acts as; undefined while the storefront is off. */
     storefrontTenant: () => Promise<Tenant | undefined>;
     adminSession: (headers: Headers) => Promise<AdminSession | undefined>;
-    adminChange: (headers: Headers) => ChangeVerdict;
+    adminChange: (headers: Headers) => OriginVerdict;
     /** Why this operator may only read, or undefined when they may change keys. */
     readOnlyReason: (admin: AdminSession) => string | undefined;
   };
@@ -61,6 +59,8 @@ export type ContextOptions = {
   rawBody?: string;
   /** Where the idempotency middleware puts what it decided: a call's own (`runIdempotent`), else a new list. */
   outcomes?: IdempotencyOutcome[];
+  /** Set by the tRPC endpoint when this request passed the admin-change rule before its body was read. */
+  adminChangeChecked?: boolean;
 };
 
 export type Context = AppServices & {
@@ -75,6 +75,7 @@ export type Context = AppServices & {
    * callers (pages, the completer, tests) have none.
    */
   fromOutside?: true;
+  adminChangeChecked: boolean;
 };
 
 export const contextOf = (services: AppServices, options: ContextOptions = {}): Context => ({
@@ -83,4 +84,5 @@ export const contextOf = (services: AppServices, options: ContextOptions = {}): 
   tenant: options.tenant ?? null,
   rawBody: options.rawBody,
   outcomes: options.outcomes ?? [],
+  adminChangeChecked: options.adminChangeChecked ?? false,
 });

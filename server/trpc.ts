@@ -28,6 +28,7 @@ import type { Meta } from "./meta";
 import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "@exactly-once/trpc";
 import { instrument } from "./observability";
+import { enforce } from "./admin/origin";
 import { clientAddress } from "./admin/throttle";
 import { bearerToken } from "./tenants/tokens";
 
@@ -94,13 +95,10 @@ export type TenantContext = Context & { tenant: NonNullable<Context["tenant"]> }
  * The admin session comes from the cookie alone, so a Bearer tenant token can
  * never reach admin procedures. A mutation must also come from the app's own
  * origin as JSON: a form on another port (same site, so it carries the
- * cookie) is refused before anything runs.
+ * cookie) is refused before anything runs (over HTTP, by the endpoint).
  */
 export const adminProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
-  if (type === "mutation") {
-    const verdict = ctx.auth.adminChange(ctx.headers);
-    if (!verdict.ok) throw toTRPCError(new DomainError("forbidden-origin", 403, verdict.reason));
-  }
+  if (type === "mutation" && !ctx.adminChangeChecked) enforce(ctx.auth.adminChange(ctx.headers));
   const admin = await ctx.auth.adminSession(ctx.headers);
   if (!admin) throw toTRPCError(new DomainError("unauthorized", 401, "Admin sign-in required."));
   return next({ ctx: { admin } });

@@ -11,9 +11,15 @@
  * - neither: refused. Every current browser sends `Origin` on a POST, so only
  *   a non-browser client lacks both, and it can send `Origin` itself.
  */
+import { DomainError } from "../errors";
 import { isJsonContentType } from "../rest/body";
 
 export type OriginVerdict = { ok: true } | { ok: false; reason: string };
+
+/** The one refusal a verdict stands for, wherever the rule is checked: a 403 problem. */
+export function enforce(verdict: OriginVerdict): void {
+  if (!verdict.ok) throw new DomainError("forbidden-origin", 403, verdict.reason);
+}
 
 export function ownHost(headers: Headers): string | undefined {
   return headers.get("x-forwarded-host")?.split(",")[0]?.trim() || headers.get("host") || undefined;

@@ -10,7 +10,7 @@ import { DomainError, publicProblem } from "../errors";
 import { strictInput } from "../input";
 import { readJsonBody } from "../rest/body";
 import { problemResponse, send } from "../rest/respond";
-import { checkAdminChange, checkSameOrigin, type OriginVerdict } from "./origin";
+import { checkAdminChange, checkSameOrigin, enforce } from "./origin";
 import type { Db } from "../../db/client";
 import { authenticate, DEMO_OPERATOR, OPERATOR_NAME } from "./operators";
 import { ADMIN_COOKIE, adminEnabled, issueSession, revokeSessions, SESSION_TTL_MS, sessionTokens, type AdminSettings } from "./session";
@@ -38,19 +38,13 @@ function sessionCookie(value: string, secure: boolean, maxAgeSeconds: number): s
 
 const isHttps = (req: Request) => req.headers.get("x-forwarded-proto") === "https" || new URL(req.url).protocol === "https:";
 
-/** A 403 unless `verdict` allows the request (the rules are in origin.ts). */
-function refusal(verdict: OriginVerdict): Response | undefined {
-  return verdict.ok ? undefined : problemResponse(publicProblem(new DomainError("forbidden-origin", 403, verdict.reason)));
-}
-
 export async function signInRequest(
   req: Request,
   { db, settings, throttle }: { db: Db; settings: AdminSettings; throttle: SignInThrottle },
 ): Promise<Response> {
   try {
     // Sign-in changes admin state like any admin mutation: same origin, JSON.
-    const refused = refusal(checkAdminChange(req.headers));
-    if (refused) return refused;
+    enforce(checkAdminChange(req.headers));
     const input = signInInput.parse((await readJsonBody(req)).value);
     const address = clientAddress(req.headers);
     // The operator's own waits apply to a sign-in that leaves the name out too: it means the demo operator.
@@ -84,8 +78,7 @@ export async function signInRequest(
 export async function signOutRequest(req: Request, db: Db, settings: AdminSettings): Promise<Response> {
   try {
     // No body to check: the origin is the whole rule.
-    const refused = refusal(checkSameOrigin(req.headers));
-    if (refused) return refused;
+    enforce(checkSameOrigin(req.headers));
     await revokeSessions(db, settings, sessionTokens(req.headers));
     return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookie("", isHttps(req), 0) } });
   } catch (error) {

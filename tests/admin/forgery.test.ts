@@ -7,6 +7,9 @@
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
+import { checkAdminChange } from "../../server/admin/origin";
+import { appRouter, createContextInner } from "../../server/app";
+import { createTrpcEndpoint } from "../../server/edge/trpc-endpoint";
 import { newTenant, type TestTenant } from "../idempotency/fixture";
 import { trpcError } from "../support/api";
 import { callerWith, callerWithExactly, SAME_ORIGIN, seedKeys, sessionCookie } from "./support";
@@ -80,5 +83,33 @@ describe("admin mutations", () => {
   it("reads need no Origin (a GET changes nothing)", async () => {
     const c = await callerWithExactly({ cookie: await sessionCookie() });
     await expect(c.admin.keys.list({ tenantId: tenant.id })).resolves.toEqual({ items: [], nextCursor: null });
+  });
+});
+
+describe("admin mutations over HTTP", () => {
+  it("meet the rule once, at the endpoint before the body is read: a 403 problem there, and adminProcedure does not ask again", async () => {
+    const asked = vi.fn(checkAdminChange);
+    const endpoint = createTrpcEndpoint({
+      router: appRouter,
+      createContext: async (options) => {
+        const ctx = await createContextInner(options);
+        return { ...ctx, auth: { ...ctx.auth, adminChange: asked } };
+      },
+      edge: (req, _procedures, handle) => handle(req),
+    });
+    const purge = async (headers: Record<string, string>) =>
+      endpoint.POST(
+        new Request("http://app.test/api/trpc/admin.keys.purgeExpired", {
+          method: "POST",
+          headers: { ...SAME_ORIGIN, cookie: await sessionCookie(), ...headers },
+          body: JSON.stringify({ tenantId: tenant.id }),
+        }),
+      );
+    expect((await purge({})).status).toBe(200);
+    const refused = await purge({ origin: "http://app.test:8080" });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("content-type")).toBe("application/problem+json");
+    expect(await refused.json()).toMatchObject({ type: "/problems/forbidden-origin" });
+    expect(asked).not.toHaveBeenCalled();
   });
 });

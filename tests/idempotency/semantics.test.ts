@@ -8,9 +8,9 @@
  */
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { beforeAll, describe, expect, it } from "vitest";
-import { responseMeta } from "../../app/api/trpc/[trpc]/response-meta";
 import { database } from "../../db/client";
 import { app } from "../../server/app";
+import { responseMeta } from "../../server/edge/trpc-endpoint";
 import { trpcError } from "../support/api";
 import {
   caller,

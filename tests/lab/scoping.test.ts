@@ -137,7 +137,11 @@ describe("batches", () => {
 
 describe("lab runs", () => {
   const startedWithin = async (seconds: number) =>
-    (await database().sql<{ n: number }[]>`select count(*)::int as n from lab_runs where created_at > now() - ${seconds} * interval '1 second'`)[0]!.n;
+    (
+      await database().sql<
+        { n: number }[]
+      >`select count(*)::int as n from lab_runs where created_at > now() - ${seconds} * interval '1 second'`
+    )[0]!.n;
   const recent = () => startedWithin(60);
 
   it("concurrent starts never exceed the per-minute limit: the rest are 429", async () => {
