@@ -30,6 +30,7 @@ import { createSignInThrottle } from "./admin/throttle";
 import { catalogRouter } from "./catalog/_router";
 import { checkoutRouter } from "./checkout/_router";
 import { contextOf, type AppServices, type Context, type ContextOptions } from "./context";
+import { createTrpcEndpoint, type TrpcEndpoint } from "./edge/trpc-endpoint";
 import { env, type Env } from "./env";
 import { createCompleter } from "./keys/completer";
 import { createEventLog, type EventLog } from "./keys/events";
@@ -187,8 +188,8 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
       return new Response(await scraped.metrics(), { headers: { "content-type": scraped.contentType, "cache-control": "no-store" } });
     },
     openApiDocument: () => documentOf(registry.procedures),
-    /** The tRPC endpoint's edge: a failure-lab run's own call joins its run there. */
-    trpcEdge: lab.trpcEdge,
+    /** The tRPC endpoint behind its front door, with the lab's edge (a failure-lab run's own call joins its run there), observed. */
+    trpc: observedEndpoint(createTrpcEndpoint({ router: appRouter, createContext: createContextInner, edge: lab.trpcEdge })),
     /** Reconciliation's grace: by then a resumable operation is settled with these settings, unless it needs attention. */
     settleWithinMs: () =>
       settleWithin(completionPolicy(settings.COMPLETER_INTERVAL_MS), settings.IDEMPOTENCY_LEASE_MS, settings.COMPLETER_INTERVAL_MS),
@@ -215,6 +216,11 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
   };
 }
 
+const observedEndpoint = ({ GET, POST }: TrpcEndpoint): TrpcEndpoint => ({
+  GET: instrument.http("/api/trpc/[trpc]", GET),
+  POST: instrument.http("/api/trpc/[trpc]", POST),
+});
+
 export type App = ReturnType<typeof createApp>;
 export type AppRouter = App["appRouter"];
 
@@ -232,6 +238,3 @@ export const app = createApp({
 logger.level = env.LOG_LEVEL;
 // Once, for the process's app: zeroing a series erases what it has counted, so an app a test builds does not repeat it.
 instrument.knownProcedures(app.idempotentProcedures);
-
-/** For the tRPC route until its front door is built by the app. */
-export const { appRouter, createContextInner, trpcEdge } = app;

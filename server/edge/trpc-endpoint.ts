@@ -55,11 +55,13 @@ async function admitted(req: Request) {
   return { procedures, text, options: { rawBody: procedures.length === 1 ? text : undefined, adminChangeChecked: adminChange } };
 }
 
+export type TrpcEndpoint = { GET: Handler; POST: Handler };
+
 export function createTrpcEndpoint(parts: {
   router: AnyRouter;
   createContext: (options: ContextOptions) => Promise<Context>;
   edge: (req: Request, procedures: string[], handle: Handler) => Promise<Response>;
-}): { GET: Handler; POST: Handler } {
+}): TrpcEndpoint {
   const handleWith =
     (options: Omit<ContextOptions, "headers"> = {}): Handler =>
     (req) =>

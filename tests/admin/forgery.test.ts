@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { checkAdminChange } from "../../server/admin/origin";
-import { appRouter, createContextInner } from "../../server/app";
+import { app } from "../../server/app";
 import { createTrpcEndpoint } from "../../server/edge/trpc-endpoint";
 import { newTenant, type TestTenant } from "../idempotency/fixture";
 import { trpcError } from "../support/api";
@@ -90,9 +90,9 @@ describe("admin mutations over HTTP", () => {
   it("meet the rule once, at the endpoint before the body is read: a 403 problem there, and adminProcedure does not ask again", async () => {
     const asked = vi.fn(checkAdminChange);
     const endpoint = createTrpcEndpoint({
-      router: appRouter,
+      router: app.appRouter,
       createContext: async (options) => {
-        const ctx = await createContextInner(options);
+        const ctx = await app.createContextInner(options);
         return { ...ctx, auth: { ...ctx.auth, adminChange: asked } };
       },
       edge: (req, _procedures, handle) => handle(req),

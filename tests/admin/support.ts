@@ -43,11 +43,11 @@ export const newOperator = (role: OperatorRole = OperatorRole.Operator, prefix =
 let fileOperator: Promise<Operator> | undefined;
 
 /** A session cookie, of `operator` or of an `operator`-role account this test file shares. */
-export const sessionCookie = async (now?: number, operator?: Operator) =>
-  `${ADMIN_COOKIE}=${(await issueSession(database().db, app.settings, operator ?? (await (fileOperator ??= newOperator())), now)).token}`;
+export const sessionCookie = async (now?: number, operator?: Operator, via: App = app) =>
+  `${ADMIN_COOKIE}=${(await issueSession(database().db, via.settings, operator ?? (await (fileOperator ??= newOperator())), now)).token}`;
 
 /** A caller signed in as admin. */
-export const adminCaller = async (via?: App) => callerWith({ cookie: await sessionCookie() }, null, via);
+export const adminCaller = async (via: App = app) => callerWith({ cookie: await sessionCookie(undefined, undefined, via) }, null, via);
 
 export type SeedKey = {
   key: string;

@@ -20,8 +20,8 @@ const operations = () =>
 describe("the OpenAPI document", () => {
   it("has an example for every operation, accepted by the procedure's input and output schemas", async () => {
     const { createRegistry } = await import("../../server/registry");
-    const { appRouter } = await import("../../server/app");
-    const rest = createRegistry(appRouter).procedures.filter((p) => p.meta.rest);
+    const { app } = await import("../../server/app");
+    const rest = createRegistry(app.appRouter).procedures.filter((p) => p.meta.rest);
     expect(Object.keys(EXAMPLES).sort()).toEqual(rest.map((p) => p.path).sort());
     for (const p of rest) {
       const example = EXAMPLES[p.path]!;

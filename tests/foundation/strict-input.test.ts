@@ -6,14 +6,13 @@
  * before the key is claimed: no key row, no payment, no ledger entry, no
  * provider charge. Each case runs on a tenant of its own.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { POST as trpcPost, GET as trpcGet } from "../../app/api/trpc/[trpc]/route";
+import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { MAX_BODY_BYTES } from "../../server/rest/body";
-import { env } from "../../server/env";
 import { app } from "../../server/app";
 import { PAYMENT, chargesFor, providerCharges } from "../payments/support";
 import { api, newKey, newTenant, type Tenant } from "../support/api";
+import { appWith } from "../support/app";
 
 /** Everything a payment request could have written for a tenant, anywhere. */
 async function footprint(tenant: Tenant) {
@@ -225,12 +224,7 @@ function multipart(values: Record<string, string>): FormData {
 
 describe("tRPC: the same body reader and schemas", () => {
   // The storefront procedures exist only in demo mode (or for a tenant a deployment names).
-  beforeAll(() => {
-    env.DEMO_MODE = true;
-  });
-  afterAll(() => {
-    env.DEMO_MODE = false;
-  });
+  const { POST: trpcPost, GET: trpcGet } = appWith({ DEMO_MODE: true }).trpc;
   const trpc = (path: string, body: BodyInit, headers: Record<string, string> = {}) =>
     trpcPost(
       new Request(`http://app.test/api/trpc/${path}`, {

@@ -7,16 +7,15 @@
  * address and never take from their tenant's.
  */
 import { randomUUID } from "node:crypto";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { POST } from "../../app/api/trpc/[trpc]/route";
+import { describe, expect, it, vi } from "vitest";
 import { database } from "../../db/client";
 import { DomainError } from "../../server/errors";
-import { env } from "../../server/env";
 import { createTenantLimits } from "../../server/tenants/limits";
-import { app } from "../../server/app";
+import { app, type App } from "../../server/app";
 import { PAYMENT, pay } from "../payments/support";
 import { seedKeys } from "../admin/support";
 import { api, barrier, newKey, newTenant } from "../support/api";
+import { appWith } from "../support/app";
 
 const BUDGET = 3;
 const STOREFRONT_BUDGET = 4;
@@ -77,13 +76,9 @@ describe("the request budget", () => {
 });
 
 describe("the storefront's budget", () => {
-  afterEach(() => {
-    env.STOREFRONT_TENANT_ID = undefined;
-  });
-
-  const checkout = async (key: string, address: string) => {
+  const checkout = async (key: string, address: string, storefront: App) => {
     const [product] = await database().sql<{ sku: string }[]>`select sku from products order by sku limit 1`;
-    const res = await POST(
+    const res = await storefront.trpc.POST(
       new Request("http://127.0.0.1/api/trpc/checkout.pay", {
         method: "POST",
         headers: { "content-type": "application/json", "idempotency-key": key, "x-forwarded-for": address },
@@ -96,19 +91,19 @@ describe("the storefront's budget", () => {
 
   it("is per client address and apart from the tenant's: a burst of anonymous checkouts leaves the tenant's token admitted", async () => {
     const tenant = await newTenant("storefront-budget");
-    env.STOREFRONT_TENANT_ID = tenant.id;
+    const storefront = appWith({ STOREFRONT_TENANT_ID: tenant.id });
     const ready = barrier(10);
     const burst = await Promise.all(
       Array.from({ length: 10 }, async () => {
         await ready();
-        return checkout(newKey("anonymous"), "203.0.113.7");
+        return checkout(newKey("anonymous"), "203.0.113.7", storefront);
       }),
     );
     expect(burst.filter((r) => r.status === 200)).toHaveLength(STOREFRONT_BUDGET);
     for (const refused of burst.filter((r) => r.status !== 200))
       expect(refused).toMatchObject({ status: 429, type: "/problems/too-many-requests", retryAfter: expect.stringMatching(/^\d+$/) });
     // Another visitor has a budget of its own.
-    expect((await checkout(newKey("anonymous"), "198.51.100.2")).status).toBe(200);
+    expect((await checkout(newKey("anonymous"), "198.51.100.2", storefront)).status).toBe(200);
     // The shop's integration spent nothing of its budget on them: all of it is still there.
     for (let n = 0; n < BUDGET; n++) expect((await pay(tenant, newKey())).status).toBe(201);
     expect((await pay(tenant, newKey())).status).toBe(429);

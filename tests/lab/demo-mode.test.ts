@@ -5,17 +5,20 @@
  * run only. And demo mode cannot be combined with real secrets.
  */
 import { spawnSync } from "node:child_process";
-import { afterEach, describe, expect, it } from "vitest";
-import { POST, GET } from "../../app/api/trpc/[trpc]/route";
+import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { DEMO_TENANT } from "../../db/seed";
-import { DEMO_ADMIN_PASSWORD, env } from "../../server/env";
+import { app, type App } from "../../server/app";
+import { DEMO_ADMIN_PASSWORD } from "../../server/env";
 import { createRun } from "../../server/lab/runs";
 import { LAB_RUN_HEADER, LabTarget, labKeyOf, scenarioById } from "../../server/lab/scenarios";
+import { appWith } from "../support/app";
 
 const BASE = "http://127.0.0.1/api/trpc";
-const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>
-  POST(
+/** The process's app has demo mode off, as tests run; this one has it on. */
+const demo = appWith({ DEMO_MODE: true });
+const post = (procedure: string, body: unknown, headers: Record<string, string> = {}, via: App = demo) =>
+  via.trpc.POST(
     new Request(`${BASE}/${procedure}`, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
@@ -41,21 +44,17 @@ const paymentsUnder = (key: string) =>
     select p.id, (select count(distinct transaction_id)::int from ledger_entries l where l.payment_id = p.id and l.ledger_account = 'sales') as charges
     from payments p where p.tenant_id = ${DEMO_TENANT.id} and p.idempotency_key = ${key}`;
 
-afterEach(() => {
-  env.DEMO_MODE = false;
-});
-
 describe("demo mode off", () => {
   it("answers 404 for every lab procedure, before reading its input", async () => {
-    expect(env.DEMO_MODE).toBe(false);
+    expect(app.settings.DEMO_MODE).toBe(false);
     const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);
     const answers = await Promise.all([
-      post("lab.start", { scenario: "double-click", target: "protected" }),
-      post("lab.start", { scenario: "no such scenario", extra: true }),
-      post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: run.id }),
-      post("lab.naiveWebhook", { id: `evt_lab_${run.id}`, type: "charge.refunded", data: { paymentId: "pay_x", amount: "1.00" } }),
-      post("lab.deliverWebhookTwice", { runId: run.id }),
-      GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId: run.id }))}`)),
+      post("lab.start", { scenario: "double-click", target: "protected" }, {}, app),
+      post("lab.start", { scenario: "no such scenario", extra: true }, {}, app),
+      post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: run.id }, app),
+      post("lab.naiveWebhook", { id: `evt_lab_${run.id}`, type: "charge.refunded", data: { paymentId: "pay_x", amount: "1.00" } }, {}, app),
+      post("lab.deliverWebhookTwice", { runId: run.id }, {}, app),
+      app.trpc.GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId: run.id }))}`)),
     ]);
     for (const answer of answers) {
       expect(answer.status).toBe(404);
@@ -66,7 +65,7 @@ describe("demo mode off", () => {
 
   it("ignores a Lab-Run header: the run's switch stays armed (and the storefront is off)", async () => {
     const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
-    const res = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: run.id, "idempotency-key": labKeyOf(run.id) });
+    const res = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: run.id, "idempotency-key": labKeyOf(run.id) }, app);
     expect(res.status).toBe(404);
     expect(await runRow(run.id)).toEqual({ faults: { loseAnswer: true }, naive_payment_ids: [], steps: 0 });
   });
@@ -74,7 +73,6 @@ describe("demo mode off", () => {
 
 describe("demo mode on", () => {
   it("drops the answer once, after the commit, for that run only; the retry replays the one payment", async () => {
-    env.DEMO_MODE = true;
     const started = await post("lab.start", { scenario: "lost-answer", target: "protected" });
     expect(started.status).toBe(200);
     const { runId, key } = JSON.parse(await started.text()).result.data as { runId: string; key: string };
@@ -93,7 +91,7 @@ describe("demo mode on", () => {
     expect((await runRow(other.id))?.faults).toEqual({ loseAnswer: true });
     expect((await runRow(runId))?.faults).toEqual({});
 
-    const report = await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
+    const report = await demo.trpc.GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
     const { counts, steps } = JSON.parse(await report.text()).result.data as {
       counts: Record<string, unknown>;
       steps: { label: string }[];
@@ -103,7 +101,6 @@ describe("demo mode on", () => {
   });
 
   it("keeps the twin inside a naive lab run: without one it is a 404", async () => {
-    env.DEMO_MODE = true;
     expect((await post("lab.naivePay", await cart())).status).toBe(404);
     const protectedRun = await createRun(database(), scenarioById("double-click")!, LabTarget.Protected);
     expect((await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: protectedRun.id })).status).toBe(404);
@@ -112,7 +109,6 @@ describe("demo mode on", () => {
 
 describe("the naive twin's calls", () => {
   it("answers at most the checkouts its scenario sends: 40 at once on a five-clicks run charge five, the rest are 422", async () => {
-    env.DEMO_MODE = true;
     const started = await post("lab.start", { scenario: "five-clicks", target: "naive" });
     const { runId } = JSON.parse(await started.text()).result.data as { runId: string };
     const body = await cart();
@@ -127,13 +123,12 @@ describe("the naive twin's calls", () => {
     expect(statuses).toEqual([...Array(5).fill(200), ...Array(35).fill(422)]);
     const row = await runRow(runId);
     expect(row?.naive_payment_ids).toHaveLength(5);
-    const report = await GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
+    const report = await demo.trpc.GET(new Request(`${BASE}/lab.report?input=${encodeURIComponent(JSON.stringify({ runId }))}`));
     const { counts } = JSON.parse(await report.text()).result.data as { counts: Record<string, unknown> };
     expect(counts).toMatchObject({ payments: 5, providerCharges: 5, chargeMovements: 5 });
   });
 
   it("records nothing for a refused call, and draws only the start of a caller's key: 30 calls past the run's with 8,000-character keys", async () => {
-    env.DEMO_MODE = true;
     const started = await post("lab.start", { scenario: "double-click", target: "naive" });
     const { runId } = JSON.parse(await started.text()).result.data as { runId: string };
     const body = await cart();

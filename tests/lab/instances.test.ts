@@ -7,14 +7,16 @@
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, inject, it } from "vitest";
-import { GET, POST } from "../../app/api/trpc/[trpc]/route";
+import { describe, expect, inject, it } from "vitest";
 import { database } from "../../db/client";
-import { env } from "../../server/env";
 import { LAB_RUN_HEADER } from "../../server/lab/scenarios";
+import { appWith } from "../support/app";
 
 const run = promisify(execFile);
 const BASE = "http://127.0.0.1/api/trpc";
+/** Every call here is in demo mode: the lab is the process's only while DEMO_MODE is set. */
+const demo = appWith({ DEMO_MODE: true });
+const { GET, POST } = demo.trpc;
 
 /** The other instance: same database and provider, demo mode, nothing shared in memory. */
 async function onOtherInstance(...args: string[]) {
@@ -55,13 +57,8 @@ async function payHere(runId: string, procedure: string, headers: Record<string,
   );
 }
 
-afterEach(() => {
-  env.DEMO_MODE = false;
-});
-
 describe("a lab run across two app instances", () => {
   it("started on one, its answer lost there, retried and reported on the other: one payment, every step, the same report on both", async () => {
-    env.DEMO_MODE = true;
     const started = (await onOtherInstance("start", "lost-answer", "protected")) as {
       runId: string;
       key: string;
@@ -88,7 +85,6 @@ describe("a lab run across two app instances", () => {
   });
 
   it("the twin started on one instance and paid again on the other: both payments counted, from either", async () => {
-    env.DEMO_MODE = true;
     const started = (await onOtherInstance("start", "double-click", "naive")) as { runId: string; destination: string; first: string };
     expect(started.first).toBe("answered");
     expect((await payHere(started.runId, "lab.naivePay", {}, started.destination)).status).toBe(200);

@@ -7,17 +7,19 @@
  * the middleware's events; a lab webhook delivery is drawn into its run by
  * the REST edge, and with demo mode off nothing is.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { GET, POST } from "../../app/api/trpc/[trpc]/route";
+import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { DEMO_TENANT } from "../../db/seed";
-import { env } from "../../server/env";
 import { createRun } from "../../server/lab/runs";
 import { LAB_RUN_HEADER, LabTarget, scenarioById } from "../../server/lab/scenarios";
 import { chargesFor, deliver, newPayment, paymentsForKey, signed } from "../payments/support";
 import { newTenant } from "../support/api";
+import { appWith } from "../support/app";
 
 const BASE = "http://127.0.0.1/api/trpc";
+/** Every call here is in demo mode: the lab is the process's only while DEMO_MODE is set. */
+const demo = appWith({ DEMO_MODE: true });
+const { GET, POST } = demo.trpc;
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>
   POST(
     new Request(`${BASE}/${procedure}`, {
@@ -37,13 +39,8 @@ const stepsOf = async (runId: string) =>
     (s) => s.label,
   );
 
-afterEach(() => {
-  env.DEMO_MODE = false;
-});
-
 describe("worker crash right after the charge", () => {
   it("stops the worker once the provider charged; the retry after the crash's lease takes over and records the one charge", async () => {
-    env.DEMO_MODE = true;
     const started = await post("lab.start", { scenario: "crash-after-charge", target: "protected" });
     const { runId, key, destination } = (
       JSON.parse(await started.text()) as { result: { data: { runId: string; key: string; destination: string } } }
@@ -93,12 +90,11 @@ describe("a lab webhook at the REST edge", () => {
     signed({ id: `evt_lab_${runId}`, type: "charge.refunded", data: { paymentId, amount: "1.00" } });
 
   it("is drawn into its run: applied once, then recognised as a duplicate", async () => {
-    env.DEMO_MODE = true;
     const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected);
     const paid = await newPayment(await newTenant("lab-webhook"));
     const { raw, signature } = refundOf(run.id, paid.id);
-    expect((await deliver(raw, signature)).status).toBe(200);
-    expect((await deliver(raw, signature)).status).toBe(200);
+    expect((await deliver(raw, signature, demo)).status).toBe(200);
+    expect((await deliver(raw, signature, demo)).status).toBe(200);
     expect(await stepsOf(run.id)).toEqual([
       `webhook evt_lab_${run.id} applied once, its id recorded`,
       `webhook evt_lab_${run.id} recognised as a duplicate: nothing applied`,
@@ -109,7 +105,7 @@ describe("a lab webhook at the REST edge", () => {
     const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected);
     const paid = await newPayment(await newTenant("lab-webhook-off"));
     const { raw, signature } = refundOf(run.id, paid.id);
-    const answer = await deliver(raw, signature);
+    const answer = await deliver(raw, signature, demo);
     expect(answer).toMatchObject({ status: 200, body: { received: true, duplicate: false } });
     expect(await stepsOf(run.id)).toEqual([]);
   });

@@ -6,17 +6,19 @@
  * procedure runs; runs are bounded in rate (exactly, across concurrent
  * starts) and count.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { POST, GET } from "../../app/api/trpc/[trpc]/route";
+import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
-import { env } from "../../server/env";
 import { createRun } from "../../server/lab/runs";
 import { LAB_RUN_HEADER, LabTarget, labKeyOf, scenarioById } from "../../server/lab/scenarios";
 import { signWebhook } from "../../server/psp/stand-in";
 import { newPayment, PAYMENT, paymentsWhere } from "../payments/support";
 import { barrier, newKey, newTenant, type Tenant } from "../support/api";
+import { appWith } from "../support/app";
 
 const BASE = "http://127.0.0.1/api/trpc";
+/** Every call here is in demo mode: the lab is the process's only while DEMO_MODE is set. */
+const demo = appWith({ DEMO_MODE: true });
+const { GET, POST } = demo.trpc;
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) => {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return POST(
@@ -37,11 +39,7 @@ const runRow = async (id: string) => {
 
 let tenant: Tenant;
 beforeAll(async () => {
-  env.DEMO_MODE = true;
   tenant = await newTenant("lab-scoping");
-});
-afterAll(() => {
-  env.DEMO_MODE = false;
 });
 
 describe("Lab-Run", () => {
@@ -79,7 +77,7 @@ describe("Lab-Run", () => {
 describe("the twin's webhook", () => {
   const event = (runId: string, paymentId: string) =>
     JSON.stringify({ id: `evt_lab_${runId}`, type: "charge.refunded", data: { paymentId, amount: "1.00" } });
-  const signed = (body: string) => ({ "psp-signature": signWebhook(body, env.PSP_WEBHOOK_SECRET) });
+  const signed = (body: string) => ({ "psp-signature": signWebhook(body, demo.settings.PSP_WEBHOOK_SECRET) });
 
   it("unsigned or wrongly signed: 401; signed but about another tenant's payment: 404; the payment untouched", async () => {
     const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);

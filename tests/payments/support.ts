@@ -198,10 +198,10 @@ export function signed(event: WebhookEvent, secret = WEBHOOK_SECRET) {
 }
 
 /** POSTs a webhook as the provider does: no tenant token, the signature over the raw body. */
-export async function deliver(raw: string, signature: string | null): Promise<Answer> {
+export async function deliver(raw: string, signature: string | null, via: App = app): Promise<Answer> {
   const headers = new Headers({ "content-type": "application/json" });
   if (signature !== null) headers.set("Psp-Signature", signature);
-  const res = await app.handleRest(new Request("http://test/api/v1/webhooks/psp", { method: "POST", headers, body: raw }));
+  const res = await via.handleRest(new Request("http://test/api/v1/webhooks/psp", { method: "POST", headers, body: raw }));
   const text = await res.text();
   return { status: res.status, text, body: text ? JSON.parse(text) : {}, headers: res.headers };
 }
