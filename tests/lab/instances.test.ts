@@ -14,7 +14,7 @@ import { appWith } from "../support/app";
 
 const run = promisify(execFile);
 const BASE = "http://127.0.0.1/api/trpc";
-/** Every call here is in demo mode: the lab is the process's only while DEMO_MODE is set. */
+/** Every call here is in demo mode; the process's app, as tests run, has it off. */
 const demo = appWith({ DEMO_MODE: true });
 const { GET, POST } = demo.trpc;
 

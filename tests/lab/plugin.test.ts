@@ -17,7 +17,7 @@ import { newTenant } from "../support/api";
 import { appWith } from "../support/app";
 
 const BASE = "http://127.0.0.1/api/trpc";
-/** Every call here is in demo mode: the lab is the process's only while DEMO_MODE is set. */
+/** The process's app has demo mode off, as tests run; this one has it on. */
 const demo = appWith({ DEMO_MODE: true });
 const { GET, POST } = demo.trpc;
 const post = (procedure: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -105,7 +105,7 @@ describe("a lab webhook at the REST edge", () => {
     const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected);
     const paid = await newPayment(await newTenant("lab-webhook-off"));
     const { raw, signature } = refundOf(run.id, paid.id);
-    const answer = await deliver(raw, signature, demo);
+    const answer = await deliver(raw, signature);
     expect(answer).toMatchObject({ status: 200, body: { received: true, duplicate: false } });
     expect(await stepsOf(run.id)).toEqual([]);
   });
