@@ -11,7 +11,7 @@ import { POST as restPost } from "../../app/api/[...rest]/route";
 import { GET as scrape } from "../../app/api/metrics/route";
 import { database } from "../../db/client";
 import { env } from "../../server/env";
-import { completer, idempotencyRuntime } from "../../server/app";
+import { completer, createCaller, createContextInner, idempotencyRuntime } from "../../server/app";
 import { newKey, newTenant, type Tenant } from "../support/api";
 import { abandonedPayment, keyRow, PAYMENT, sleep } from "../payments/support";
 
@@ -133,6 +133,23 @@ describe("/api/metrics", () => {
         .map((s) => s.labels.state)
         .sort(),
     ).toEqual(["in_progress", "needs_attention", "stale"]);
+  });
+
+  it("counts each call of a batch (one context, one list of outcomes) under its own outcome", async () => {
+    const tenant = await newTenant("metrics-batch");
+    const ctx = await createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": newKey("metrics-batch") }) });
+    const caller = createCaller(ctx);
+    const before = (await scrapeAs(LOOPBACK)).text;
+    // The same key for two inputs: whichever claims it first runs, the other is refused as a mismatch.
+    const answers = await Promise.allSettled([caller.payments.create(PAYMENT), caller.payments.create({ ...PAYMENT, amount: "26.00" })]);
+    expect(answers.map((a) => a.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const after = (await scrapeAs(LOOPBACK)).text;
+    const delta = (outcome: string) =>
+      value(after, "idempotency_requests_total", { procedure: "payments.create", outcome }) -
+      value(before, "idempotency_requests_total", { procedure: "payments.create", outcome });
+    expect([delta("executed"), delta("mismatch"), delta("failed")]).toEqual([1, 1, 0]);
+    // Both decisions reach the request's own list, for the answer's headers.
+    expect(ctx.outcomes.map((o) => o.decision).sort()).toEqual(["executed", "refused"]);
   });
 
   it("exports every outcome of every idempotent procedure from the start, so a rate sees the first request", async () => {
