@@ -6,13 +6,13 @@
  * The middleware reports what happens to a key through its `onEvent` port,
  * with the call's tRPC context. `observeProcedure` places the request's
  * scope in that context; the app's one runtime (`observedSink`) files each
- * event under it, as a span event and as evidence for the outcome, and the
- * hooks it runs around the acquisition and the handler (its `around`) find
- * it there too. A request gets its call and its scope, nothing else: no
- * runtime, no closures, and no AsyncLocalStorage of the plug-in's own (on
- * Node.js 20 every store a request runs in is carried over to each promise
- * it makes). The outcome is decided once, when the procedure answers, so
- * every request is counted exactly once.
+ * event under it as a span event, and the hooks it runs around the
+ * acquisition and the handler (its `around`) find it there too. A request
+ * gets its call and its scope, nothing else: no runtime, no closures, and
+ * no AsyncLocalStorage of the plug-in's own (on Node.js 20 every store a
+ * request runs in is carried over to each promise it makes). The request
+ * is counted once, when the procedure answers, under what the middleware
+ * decided for it (its outcome).
  *
  * A replay answered at once, the hot path, is one span: its decision and
  * fence go on the procedure's span, since a child span covering the same
@@ -24,7 +24,7 @@ import { context, SpanStatusCode, trace, TraceFlags, type Span } from "@opentele
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
-import { IdempotencyEventType as E, type IdempotencyEvent, type IdempotencyEventSink } from "@exactly-once/trpc";
+import { IdempotencyEventType as E, type IdempotencyEvent, type IdempotencyEventSink, type IdempotencyOutcome } from "@exactly-once/trpc";
 import { metrics, OutcomeLabel } from "./metrics";
 import { observing } from "./switch";
 import { tracer } from "./tracing";
@@ -32,7 +32,8 @@ import { tracer } from "./tracing";
 type Scope = {
   /** The procedure's span: recorded or not, it carries the trace id. */
   span: Span;
-  events: IdempotencyEvent["type"][];
+  /** What the middleware decided for this call, then handed on to the request's list, which a tRPC batch's calls share. */
+  outcomes: IdempotencyOutcome[];
   /** Whether the procedure's trace is recorded: an unsampled one gets no child spans and no span events, only its metrics. */
   recording: boolean;
   /** When the idempotency middleware started (performance.now()), until the key is taken or the request answered without it. */
@@ -47,15 +48,22 @@ type Scope = {
 const SCOPE = Symbol("observation");
 type Observed = { [SCOPE]?: Scope };
 
-/** How the request ended, from what happened to its key; undefined when it never reached the key. */
-function outcomeLabel(events: readonly IdempotencyEvent["type"][]): OutcomeLabel | undefined {
-  if (events.includes(E.Mismatch)) return OutcomeLabel.Mismatch;
-  if (events.includes(E.Conflict)) return OutcomeLabel.Conflict;
-  if (events.includes(E.LeaseLost)) return OutcomeLabel.LeaseLost;
-  if (events.includes(E.Replayed)) return events.includes(E.Waited) ? OutcomeLabel.Waited : OutcomeLabel.Replayed;
-  if (events.includes(E.Completed)) return events.includes(E.Takeover) ? OutcomeLabel.Takeover : OutcomeLabel.Executed;
-  // Claimed, then released for a retry (an unknown outcome at the provider) or cut short by an error.
-  return events.length > 0 ? OutcomeLabel.Failed : undefined;
+/** The refusals of a key the middleware read; one before (no key, a malformed one) is no idempotency outcome. */
+const REFUSED: Record<string, OutcomeLabel> = {
+  "idempotency-key-mismatch": OutcomeLabel.Mismatch,
+  "idempotency-key-in-progress": OutcomeLabel.Conflict,
+  "idempotency-lease-lost": OutcomeLabel.LeaseLost,
+};
+
+/**
+ * How the request ended, from what the middleware decided. A decision never says "failed": that is a call executed
+ * without a stored answer (its key released for a retry), or a 5xx with no decision (the database lost mid-call).
+ */
+function outcomeLabel(outcome: IdempotencyOutcome | undefined, result: Result): OutcomeLabel | undefined {
+  if (outcome?.decision === "refused") return REFUSED[outcome.problem.problem];
+  if (outcome?.decision === "replayed") return outcome.waitedMs > 0 ? OutcomeLabel.Waited : OutcomeLabel.Replayed;
+  if (outcome?.stored) return outcome.taken === "takeover" ? OutcomeLabel.Takeover : OutcomeLabel.Executed;
+  return outcome || (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500) ? OutcomeLabel.Failed : undefined;
 }
 
 const DECISION: Partial<Record<IdempotencyEvent["type"], string>> = {
@@ -86,9 +94,10 @@ export function countFromZero(procedures: readonly string[]): void {
 }
 
 type ProcedureOptions<R> = {
+  ctx: { outcomes: IdempotencyOutcome[] };
   path: string;
   meta?: { idempotent?: boolean };
-  next: (opts?: { ctx: Observed }) => Promise<R>;
+  next: (opts?: { ctx: Observed & Pick<Scope, "outcomes"> }) => Promise<R>;
 };
 
 /**
@@ -127,18 +136,19 @@ class ObservedCall<R extends Result> {
     private readonly opts: ProcedureOptions<R>,
     span: Span,
   ) {
-    this.scope = { span, events: [], recording: span.isRecording() };
+    this.scope = { span, outcomes: [], recording: span.isRecording() };
   }
 
   async run(): Promise<R> {
     const { opts, scope } = this;
     const idempotent = opts.meta?.idempotent === true;
     try {
-      const result = await (idempotent ? opts.next({ ctx: { [SCOPE]: scope } }) : opts.next());
+      const result = await (idempotent ? opts.next({ ctx: { [SCOPE]: scope, outcomes: scope.outcomes } }) : opts.next());
       if (!result.ok) scope.span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.code });
       if (idempotent) this.count(result);
       return result;
     } finally {
+      if (idempotent) opts.ctx.outcomes.push(...scope.outcomes);
       endAcquisition(scope);
       scope.handler?.end();
       scope.span.end();
@@ -146,9 +156,7 @@ class ObservedCall<R extends Result> {
   }
 
   private count(result: R): void {
-    // A request refused before its key was read (bad input, no token) is no idempotency outcome; a 5xx before it is a failure.
-    const outcome =
-      outcomeLabel(this.scope.events) ?? (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500 ? OutcomeLabel.Failed : undefined);
+    const outcome = outcomeLabel(this.scope.outcomes.at(-1), result);
     if (!outcome) return;
     const m = metrics();
     const labels = { procedure: this.opts.path, outcome };
@@ -166,7 +174,7 @@ const acquisition = (scope: Scope, from: number): Span =>
 function endAcquisition(scope: Scope): void {
   const from = scope.acquireFrom;
   if (from === undefined) return;
-  const replayedAtOnce = !scope.acquire && scope.events.at(-1) === E.Replayed;
+  const replayedAtOnce = !scope.acquire && scope.outcomes.at(-1)?.decision === "replayed";
   if (!replayedAtOnce) acquisition(scope, from).end();
   scope.acquire = undefined;
   scope.acquireFrom = undefined;
@@ -229,9 +237,8 @@ export function observedSink(sink: IdempotencyEventSink | undefined): Idempotenc
   };
 }
 
-/** An event of the request's key: it joins the request's evidence and its spans. */
+/** An event of the request's key: it joins the request's spans. */
 function fileEvent(scope: Scope, event: IdempotencyEvent): void {
-  scope.events.push(event.type);
   if (!scope.recording) return;
   // During the acquisition its span (but a replay answered at once: the procedure's); after the handler
   // (completed, released) the event belongs to the procedure's own span.

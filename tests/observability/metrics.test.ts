@@ -134,6 +134,23 @@ describe("/api/metrics", () => {
     ).toEqual(["in_progress", "needs_attention", "stale"]);
   });
 
+  it("counts each call of a batch (one context, one list of outcomes) under its own outcome", async () => {
+    const tenant = await newTenant("metrics-batch");
+    const ctx = await app.createContextInner({ tenant, headers: new Headers({ "Idempotency-Key": newKey("metrics-batch") }) });
+    const caller = app.createCaller(ctx);
+    const before = (await scrapeAs(LOOPBACK)).text;
+    // The same key for two inputs: whichever claims it first runs, the other is refused as a mismatch.
+    const answers = await Promise.allSettled([caller.payments.create(PAYMENT), caller.payments.create({ ...PAYMENT, amount: "26.00" })]);
+    expect(answers.map((a) => a.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const after = (await scrapeAs(LOOPBACK)).text;
+    const delta = (outcome: string) =>
+      value(after, "idempotency_requests_total", { procedure: "payments.create", outcome }) -
+      value(before, "idempotency_requests_total", { procedure: "payments.create", outcome });
+    expect([delta("executed"), delta("mismatch"), delta("failed")]).toEqual([1, 1, 0]);
+    // Both decisions reach the request's own list, for the answer's headers.
+    expect(ctx.outcomes.map((o) => o.decision).sort()).toEqual(["executed", "refused"]);
+  });
+
   it("exports every outcome of every idempotent procedure from the start, so a rate sees the first request", async () => {
     const text = (await scrapeAs(LOOPBACK)).text;
     const outcomes = ["conflict", "executed", "failed", "lease_lost", "mismatch", "replayed", "takeover", "waited"];

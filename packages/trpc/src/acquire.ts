@@ -23,7 +23,7 @@ import { IdempotencyEventType as E, type IdempotencyEvent } from "./events.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
 import { inTransaction, isLockTimeout, setLocalLockTimeout, type KeyTransaction, type Pool } from "./transaction.js";
-import type { TransactionLimits } from "./types.js";
+import type { KeyTake, TransactionLimits } from "./types.js";
 
 /** One request's hold on its key: what it would store, its budgets, and how it reports events. */
 export type Attempt = store.Request & {
@@ -39,8 +39,10 @@ export type Attempt = store.Request & {
   /** What each of its transactions sends with BEGIN to put `limits` on itself: the SET LOCALs of those its connection does not carry already (`setLocalLimits`), often none. */
   setup: string;
   event: (type: IdempotencyEvent["type"], extra?: Partial<IdempotencyEvent>) => void;
-  /** How long this attempt has waited for the key so far and not yet reported (`waited`); undefined: no wait. */
+  /** How long this attempt has waited for the key in all (its outcome's `waitedMs`); undefined: no wait. */
   waitedMs?: number;
+  /** How much of `waitedMs` a `waited` event reported already. */
+  reportedWaitMs?: number;
   /** The runtime's `admitNewKey` for this call, when it has one. */
   admitNewKey?: () => Promise<void> | void;
 };
@@ -50,11 +52,11 @@ export function noteWait(a: Attempt, since: number): void {
   a.waitedMs = (a.waitedMs ?? 0) + (performance.now() - since);
 }
 
-/** Reports what the attempt waited in all, once, before what it then does (take, replay, refusal). */
+/** Reports what the attempt waited and no event reported yet, before what it then does (take, replay, refusal). */
 export function reportWait(a: Attempt): void {
-  if (a.waitedMs === undefined) return;
-  a.event(E.Waited, { waitedMs: Math.round(a.waitedMs) });
-  a.waitedMs = undefined;
+  if (a.waitedMs === a.reportedWaitMs) return;
+  a.event(E.Waited, { waitedMs: Math.round(a.waitedMs! - (a.reportedWaitMs ?? 0)) });
+  a.reportedWaitMs = a.waitedMs;
 }
 
 export const Decision = {
@@ -101,7 +103,7 @@ export async function admitNewKey(q: ISql, a: Attempt, looked: boolean): Promise
 }
 
 /** The event a take is reported as. */
-const TAKEN: Record<string, IdempotencyEvent["type"]> = {
+const TAKEN: Record<KeyTake, IdempotencyEvent["type"]> = {
   [Decision.Claim]: E.Claimed,
   [Decision.Takeover]: E.Takeover,
   [Decision.Replace]: E.Expired,
@@ -110,11 +112,11 @@ const TAKEN: Record<string, IdempotencyEvent["type"]> = {
 /** Reports how the key was taken (claimed, taken over, replaced after expiry), once the flavour holds it. */
 export function announce(a: Attempt, owned: Owned): void {
   reportWait(a);
-  a.event(TAKEN[owned.how]!, { fence: owned.fence, ...(owned.how === Decision.Takeover && { recoveryPoint: owned.recoveryPoint }) });
+  a.event(TAKEN[owned.how], { fence: owned.fence, ...(owned.how === Decision.Takeover && { recoveryPoint: owned.recoveryPoint }) });
 }
 
 /** What the owner of a key gets: the fence it writes under, and the fence the row had before (0: no row). */
-export type Owned = Omit<store.Claim, "generation"> & { seenFence: number; how: Decision };
+export type Owned = Omit<store.Claim, "generation"> & { seenFence: number; how: KeyTake };
 
 export type Acquired<T> = { kind: "owned"; value: T } | { kind: "replay"; row: store.Decidable };
 

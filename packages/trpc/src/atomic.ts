@@ -44,11 +44,11 @@ import { finalResponseOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
 import { isLockTimeout, KeyTransaction, setLocalLockTimeout } from "./transaction.js";
-import type { AtomicHandle, HandlerResult, IdempotencyRuntime, StoredResponse } from "./types.js";
+import type { AtomicHandle, HandlerResult, IdempotencyRuntime, KeyTake, StoredResponse } from "./types.js";
 
 const WORK = "eo_work";
 
-export type Executed<R> = { result: R; stored?: StoredResponse };
+export type Executed<R> = { result: R; taken: KeyTake; stored?: StoredResponse };
 
 /** What an attempt's result stores: its final response, or a released key (an unexpected error: a retry runs again). */
 function rowOf(final: store.FinalResponse | undefined): store.Put {
@@ -120,7 +120,7 @@ async function unlocked<TTx, R extends HandlerResult>(
     }
     a.event(E.Claimed, { fence: 1 });
     reportSettled(a, 1, final);
-    return { kind: "owned", value: { result, stored: final && { status: final.status, body: final.body } } };
+    return { kind: "owned", value: { result, taken: Decision.Claim, stored: final && { status: final.status, body: final.body } } };
   } finally {
     await t.close();
   }
@@ -143,7 +143,7 @@ function locked<TTx, R extends HandlerResult>(
       if (!result.ok) await t.rollback(WORK);
       await t.commit(store.settle(t.conn, a, owned.seenFence, rowOf(final)));
       reportSettled(a, owned.fence, final);
-      return { result, stored: final && { status: final.status, body: final.body } };
+      return { result, taken: owned.how, stored: final && { status: final.status, body: final.body } };
     },
     { savepoint: WORK },
   );

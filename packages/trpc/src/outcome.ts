@@ -25,10 +25,11 @@ export function refusalOf(error: unknown): IdempotencyError | undefined {
   return cause instanceof IdempotencyError ? cause : undefined;
 }
 
-export const refused = (procedure: string, problem: IdempotencyError): IdempotencyOutcome => ({
+export const refused = (procedure: string, problem: IdempotencyError, waitedMs: number): IdempotencyOutcome => ({
   procedure,
   decision: "refused",
   problem,
+  waitedMs,
   headers:
     "retryAfterSeconds" in problem && typeof problem.retryAfterSeconds === "number"
       ? { "Retry-After": String(problem.retryAfterSeconds) }

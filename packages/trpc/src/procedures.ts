@@ -85,7 +85,13 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
   function replay(runtime: IdempotencyRuntime<TTx>, ctx: TCtx, a: Attempt, row: Decidable) {
     const stored = { status: row.responseStatus!, body: row.responseBody! };
     a.event("replayed", { status: stored.status, fence: row.fence });
-    const outcome: IdempotencyOutcome = { procedure: a.procedure, decision: "replayed", stored, headers: { [REPLAYED_HEADER]: "true" } };
+    const outcome: IdempotencyOutcome = {
+      procedure: a.procedure,
+      decision: "replayed",
+      stored,
+      headers: { [REPLAYED_HEADER]: "true" },
+      waitedMs: a.waitedMs ?? 0,
+    };
     if (row.state === KeyState.Completed)
       return { outcome, result: { ok: true as const, data: JSON.parse(stored.body) as unknown, marker: middlewareMarker, ctx } };
     return { outcome, result: { ok: false as const, error: runtime.replayError(stored), marker: middlewareMarker } };
@@ -119,19 +125,21 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
     options: ProcedureOptions,
     run: Run<R>,
   ) {
+    let a: Attempt | undefined;
     try {
-      const a = attempt(r, ctx, path, input, options);
+      a = attempt(r, ctx, path, input, options);
       const acquired = await run(r, a);
       if (acquired.kind === "replay") {
         const { outcome, result } = replay(r, ctx, a, acquired.row);
         ctx.outcomes.push(outcome);
         return result;
       }
-      ctx.outcomes.push({ procedure: path, decision: "executed", stored: acquired.value.stored, headers: {} });
+      const { taken, stored } = acquired.value;
+      ctx.outcomes.push({ procedure: path, decision: "executed", taken, stored, headers: {}, waitedMs: a.waitedMs ?? 0 });
       return acquired.value.result;
     } catch (error) {
       const problem = refusalOf(error);
-      if (problem) ctx.outcomes.push(refused(path, problem));
+      if (problem) ctx.outcomes.push(refused(path, problem, a?.waitedMs ?? 0));
       throw error;
     }
   }

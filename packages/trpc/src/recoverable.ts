@@ -25,7 +25,7 @@ import { finalResponseOf } from "./policy.js";
 import { KeyState } from "./states.js";
 import * as store from "./store.js";
 import { inTransaction, type Pool } from "./transaction.js";
-import type { HandlerResult, IdempotencyRuntime, RecoverableHandle } from "./types.js";
+import type { HandlerResult, IdempotencyRuntime, KeyTake, RecoverableHandle } from "./types.js";
 
 /** The key the provider dedupes on: tenant, key and the key's generation (a reused expired key is a new operation). */
 export const downstreamKeyOf = (k: store.KeyRef, generation: string) =>
@@ -126,7 +126,7 @@ const claimRow = (a: Attempt): store.Put => ({ state: KeyState.InProgress, lease
  * send that is not a first: a key the tenant holds is answered without
  * asking, and the app is asked only for a claim that would insert.
  */
-async function claimFresh(pool: Pool, a: Attempt): Promise<Acquired<store.Claim> | undefined> {
+async function claimFresh(pool: Pool, a: Attempt): Promise<Acquired<Taken> | undefined> {
   const asks = a.admitNewKey !== undefined;
   // The INSERT alone needs no connection of its own: only statements that must follow each other share one.
   if (a.firstSend && !asks) return claimedBy(a, await store.claimIfAbsent(pool.sql, a, claimRow(a)));
@@ -147,16 +147,20 @@ async function claimFresh(pool: Pool, a: Attempt): Promise<Acquired<store.Claim>
   }
 }
 
+/** A claim and how the attempt took its key. */
+type Taken = store.Claim & { how: KeyTake };
+
 /** The claim's INSERT took the key, or (undefined) a row was there. */
-function claimedBy(a: Attempt, rows: Awaited<ReturnType<typeof store.claimIfAbsent>>): Acquired<store.Claim> | undefined {
+function claimedBy(a: Attempt, rows: Awaited<ReturnType<typeof store.claimIfAbsent>>): Acquired<Taken> | undefined {
   const claim = store.claimed(rows);
   if (!claim) return undefined;
-  announce(a, { ...claim, seenFence: 0, how: Decision.Claim });
-  return { kind: "owned", value: claim };
+  const taken = { ...claim, seenFence: 0, how: Decision.Claim };
+  announce(a, taken);
+  return { kind: "owned", value: taken };
 }
 
 /** What a row found before any lock answers at once (a replay, a mismatch); undefined: the locking way decides. */
-function answered(a: Attempt, row: store.Decidable): Acquired<store.Claim> | undefined {
+function answered(a: Attempt, row: store.Decidable): Acquired<Taken> | undefined {
   const decision = decide(row, a.fingerprint);
   if (decision === Decision.Replay) return { kind: "replay", row };
   if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row.procedure));
@@ -177,10 +181,10 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
       const [rows] = await t.commit(store.put(t.conn, a, owned.seenFence, claimRow(a)));
       const claim = store.claimed(rows);
       if (claim) announce(a, owned);
-      return claim;
+      return claim && { ...claim, how: owned.how };
     }));
   if (taken.kind === "replay") return taken;
-  const { fence, generation, recoveryData } = taken.value;
+  const { fence, generation, recoveryData, how } = taken.value;
 
   const lease = holdLease(sql, a, fence, runtime.renewEveryMs ? runtime.renewEveryMs(a.leaseMs) : Math.floor(a.leaseMs / 3));
   const done: Record<string, unknown> = { ...(recoveryData ?? {}) };
@@ -272,13 +276,13 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
     if (!result.ok || (result.data !== value && JSON.stringify(result.data) !== final.body)) {
       throw new Error(`"${a.procedure}" did not answer with the value its finish stored: return what finish returns`);
     }
-    return { kind: "owned" as const, value: stored(a, fence, result, final) };
+    return { kind: "owned" as const, value: stored(a, fence, how, result, final) };
   }
   const final = finalResponseOf(runtime, successStatus, result);
   if (!final) {
     await store.release(sql, a, fence);
     a.event(E.Released, { fence, recoveryPoint: handle.recoveryPoint });
-    return { kind: "owned" as const, value: { result } satisfies Executed<R> };
+    return { kind: "owned" as const, value: { result, taken: how } satisfies Executed<R> };
   }
   const completed = await store.complete(sql, a, fence, final).catch(async (error: unknown) => {
     // The database failed us mid-completion: let the next retry take over at once instead of waiting out the lease.
@@ -289,10 +293,10 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
     lease.lose();
     refuse(a, new IdempotencyLeaseLostError(a.key, fence));
   }
-  return { kind: "owned" as const, value: stored(a, fence, result, final) };
+  return { kind: "owned" as const, value: stored(a, fence, how, result, final) };
 }
 
-function stored<R extends HandlerResult>(a: Attempt, fence: number, result: R, final: store.FinalResponse): Executed<R> {
+function stored<R extends HandlerResult>(a: Attempt, fence: number, taken: KeyTake, result: R, final: store.FinalResponse): Executed<R> {
   a.event(E.Completed, { fence, status: final.status });
-  return { result, stored: { status: final.status, body: final.body } };
+  return { result, taken, stored: { status: final.status, body: final.body } };
 }

@@ -17,15 +17,22 @@ export type IdempotencyOutcome = {
   procedure: string;
   /** What the decision adds to the answer: `Idempotent-Replayed: true` on a replay, `Retry-After` on a 409. */
   headers: Readonly<Record<string, string>>;
+  /** How long the call waited for the key (a holder, its lock, a concurrent INSERT), in milliseconds; 0 when it did not: a replay that waited is a duplicate that met a holder. */
+  waitedMs: number;
 } & (
   | {
       decision: "executed";
+      /** How it took the key (README's decision table): a fresh `claim`, the `takeover` of a stale holder's, the `replace` of an expired one. */
+      taken: KeyTake;
       /** The answer a retry will replay; undefined when the result was not final and the key was released for a retry to run again. */
       stored: StoredResponse | undefined;
     }
   | { decision: "replayed"; stored: StoredResponse }
   | { decision: "refused"; problem: IdempotencyError }
 );
+
+/** The decisions (`decide`, acquire.ts) that give a call the key. */
+export type KeyTake = "claim" | "takeover" | "replace";
 
 /**
  * Where key events go. `request`: the context of the tRPC call the event

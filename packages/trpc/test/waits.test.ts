@@ -7,28 +7,20 @@
  */
 import type { ReservedSql, Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { fingerprint, type IdempotencyContext } from "../src/index.js";
+import { fingerprint } from "../src/index.js";
 import { caller, createApp, effectsOf, fresh, hooks, keyRow, openDatabase, park, post, recorder, serve, type Served } from "./harness.js";
-import { barrier, sleep, until } from "./waiting.js";
+import { arrivals, barrier, sleep, until } from "./waiting.js";
 
 const WAITING = { waitMs: 5_000 };
 const log = recorder();
-/** Calls that reached the middleware, by key: a duplicate sent over HTTP may take a while to get there under load. */
-const arrivals = new Map<string, number>();
-const around = {
-  call: <T>(request: IdempotencyContext, run: () => Promise<T>) => {
-    const key = request.headers.get("idempotency-key") ?? "";
-    arrivals.set(key, (arrivals.get(key) ?? 0) + 1);
-    return run();
-  },
-};
+const arrived = arrivals();
 let sql: Sql;
 let app: Served;
 let noWait: Served;
 let direct: ReturnType<typeof createApp>;
 beforeAll(async () => {
   sql = await openDatabase(inject("packageDatabaseUrl"));
-  app = await serve(sql, WAITING, { onEvent: log.onEvent, around });
+  app = await serve(sql, WAITING, { onEvent: log.onEvent, around: arrived.around });
   noWait = await serve(sql, { waitMs: 0 });
   direct = createApp(sql, WAITING, { onEvent: log.onEvent });
 });
@@ -82,7 +74,7 @@ describe("a duplicate while the first attempt is still running", () => {
     const first = post(app.base, "pay", key, { tag: key, amount: 1 });
     await hold.entered;
     const second = post(app.base, "pay", key, { tag: key, amount: 1 });
-    await until(() => arrivals.get(key) === 2);
+    await until(() => arrived.of(key) === 2);
     await sleep(100);
     hold.release();
     const [a, b] = await Promise.all([first, second]);
@@ -106,7 +98,7 @@ describe("a duplicate while the first attempt is still running", () => {
         await ready();
         return post(app.base, "pay", key, { tag: key, amount: 1 });
       });
-      await until(() => arrivals.get(key) === 1 + DUPLICATES);
+      await until(() => arrived.of(key) === 1 + DUPLICATES);
       await sleep(150);
       hold.release();
       const answers = await Promise.all([first, ...duplicates]);
