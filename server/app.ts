@@ -7,9 +7,9 @@
  * part imports its way up to here, and none reaches for the pool itself
  * (db/client.ts's `database()` is read here and by the entrances: start-up,
  * scripts, tests; .dependency-cruiser.cjs holds server/ to that). The
- * failure lab is plugged in through the core's ports, acting in demo mode
- * only. Every entrance (the route handlers, pages, the server's start-up,
- * tests) starts from here.
+ * failure lab is plugged in through the core's ports in demo mode only.
+ * Every entrance (the route handlers, pages, the server's start-up, tests)
+ * starts from here.
  *
  * `createApp` builds all of it from its settings, which it hands to the
  * parts as parameters: nothing below the root reads the environment. The
@@ -37,6 +37,7 @@ import { createEventLog, type EventLog } from "./keys/events";
 import { createKeysRuntime, deleteExpiredKeys } from "./keys/runtime";
 import { startExpirySweep } from "./keys/sweep";
 import { createLabPlugin } from "./lab/plugin";
+import { createLabRouter } from "./lab/router";
 import { instrument } from "./observability";
 import { metricsAllowed } from "./observability/access";
 import { refreshKeyStates } from "./observability/key-states";
@@ -67,15 +68,11 @@ export type AppOptions = {
 
 export function createApp({ settings, pool, eventLog = createEventLog(() => pool().sql) }: AppOptions) {
   const demoMode = () => settings.DEMO_MODE;
-  const lab = createLabPlugin(
-    demoMode,
-    () => pool().sql,
-    settings.PORT,
-    () => pspUrl(settings),
-  );
-  const ledger = createLedger(lab.onMovement);
+  // The failure lab's hooks, in demo mode only: elsewhere no request passes through the lab's code.
+  const lab = settings.DEMO_MODE ? createLabPlugin(() => pool().sql) : undefined;
+  const ledger = createLedger(lab?.onMovement);
   const provider = createProvider(() => pool().db, settings, [
-    { observe: lab.onProviderCall, ...lab.provider },
+    ...(lab ? [lab.provider] : []),
     // After the lab: the metrics and the provider call's span see what the app sees, simulated faults included.
     { transport: instrument.providerFetch },
   ]);
@@ -93,7 +90,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
   const idempotencyRuntime = instrument.runtime({
     ...createKeysRuntime(pool, { ttlMs: settings.IDEMPOTENCY_TTL_MS, leaseMs: settings.IDEMPOTENCY_LEASE_MS }, (event) => {
       eventLog.record(event, instrument.traceId());
-      lab.onKeyEvent(event);
+      lab?.onKeyEvent(event);
     }),
     // Without a cap there is nothing to ask, and a recoverable claim keeps its one round trip.
     ...(settings.TENANT_MAX_LIVE_KEYS > 0 && {
@@ -112,7 +109,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     webhooks: webhooksRouter,
     checkout: checkoutRouter,
     admin: adminRouter,
-    lab: lab.router,
+    lab: createLabRouter(demoMode, settings.PORT, () => pspUrl(settings)),
   });
   const registry = createRegistry(appRouter);
 
@@ -122,7 +119,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     sql: () => pool().sql,
     intervalMs: settings.COMPLETER_INTERVAL_MS,
     onEvent: (event) => eventLog.record(event, instrument.traceId()),
-    around: lab.aroundCompleterAttempt,
+    around: lab?.aroundCompleterAttempt,
   });
 
   const auth: AppServices["auth"] = {
@@ -150,7 +147,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
       ledger,
       reads,
       log: logger,
-      keys: lab.keysRuntime(idempotencyRuntime),
+      keys: lab?.keysRuntime(idempotencyRuntime) ?? idempotencyRuntime,
       auth,
       completer,
       limits,
@@ -159,7 +156,8 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     return contextOf(services, options);
   }
 
-  const handleRest = lab.restEdge(createRestHandler({ registry, createContext: createContextInner }));
+  const restHandler = createRestHandler({ registry, createContext: createContextInner });
+  const handleRest = lab ? lab.restEdge(restHandler) : restHandler;
   /** Admin sign-in's throttle, across instances (its counters live in the database). */
   const signInThrottle = createSignInThrottle(() => pool().db);
 
@@ -189,7 +187,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     },
     openApiDocument: () => documentOf(registry.procedures),
     /** The tRPC endpoint behind its front door, with the lab's edge (a failure-lab run's own call joins its run there), observed. */
-    trpc: observedEndpoint(createTrpcEndpoint({ router: appRouter, createContext: createContextInner, edge: lab.trpcEdge })),
+    trpc: observedEndpoint(createTrpcEndpoint({ router: appRouter, createContext: createContextInner, edge: lab?.trpcEdge })),
     /** Reconciliation's grace: by then a resumable operation is settled with these settings, unless it needs attention. */
     settleWithinMs: () =>
       settleWithin(completionPolicy(settings.COMPLETER_INTERVAL_MS), settings.IDEMPOTENCY_LEASE_MS, settings.COMPLETER_INTERVAL_MS),

@@ -60,7 +60,8 @@ export type TrpcEndpoint = { GET: Handler; POST: Handler };
 export function createTrpcEndpoint(parts: {
   router: AnyRouter;
   createContext: (options: ContextOptions) => Promise<Context>;
-  edge: (req: Request, procedures: string[], handle: Handler) => Promise<Response>;
+  /** The lab's hook, when the lab is plugged in. */
+  edge?: (req: Request, procedures: string[], handle: Handler) => Promise<Response>;
 }): TrpcEndpoint {
   const handleWith =
     (options: Omit<ContextOptions, "headers"> = {}): Handler =>
@@ -89,7 +90,8 @@ export function createTrpcEndpoint(parts: {
     admitted(req).then(({ procedures, text, options }) => {
       // tRPC 11's fetch adapter takes no parsed body (its JSON handler calls `req.json()` itself): it gets the checked text.
       const checked = new Request(req.url, { method: "POST", headers: req.headers, body: text });
-      return parts.edge(checked, procedures, handleWith(options));
+      const handle = handleWith(options);
+      return parts.edge ? parts.edge(checked, procedures, handle) : handle(checked);
     }, refuse);
 
   return { GET, POST };

@@ -40,17 +40,11 @@ function answerWords(status: number): string {
 const refusedWithoutEffect = (status: number) => status >= 400 && status < 500 && status !== 402;
 
 /** The tRPC endpoint's edge: `procedures` are the ones the URL names. */
-export async function throughLab(
-  enabled: () => boolean,
-  sql: () => Sql,
-  req: Request,
-  procedures: string[],
-  handle: Handler,
-): Promise<Response> {
+export async function throughLab(sql: () => Sql, req: Request, procedures: string[], handle: Handler): Promise<Response> {
   // The request is drawn when it arrived, not after its run was looked up: two sent at once keep their order under load.
   const arrived = performance.now();
   const id = req.headers.get(LAB_RUN_HEADER);
-  const found = enabled() && id ? await findRun(sql(), id) : undefined;
+  const found = id ? await findRun(sql(), id) : undefined;
   const run = found && callOfRun(found, procedures, req) ? found : undefined;
   if (!run) return handle(req);
   return withinRun(run, async () => {
@@ -103,8 +97,8 @@ const LAB_EVENT_PREFIX = "evt_lab_";
  * receiver has answered (200: it accepted the body, so it is small), the
  * delivery is drawn into that run, applied or recognised as a duplicate.
  */
-export async function webhookThroughLab(enabled: () => boolean, sql: () => Sql, req: Request, handle: Handler): Promise<Response> {
-  if (!enabled() || req.method !== "POST" || new URL(req.url).pathname !== WEBHOOK_PATH) return handle(req);
+export async function webhookThroughLab(sql: () => Sql, req: Request, handle: Handler): Promise<Response> {
+  if (req.method !== "POST" || new URL(req.url).pathname !== WEBHOOK_PATH) return handle(req);
   const copy = req.clone();
   const response = await handle(req);
   const id = response.status === 200 ? eventIdOf(await copy.text()) : (void copy.body?.cancel(), undefined);

@@ -189,14 +189,9 @@ function completerStep(outcome: KeyCompletion | undefined): Words {
  * before the browser came back tells its whole story, ending with what the
  * completer made of the attempt.
  */
-export async function traceCompleterAttempt(
-  enabled: () => boolean,
-  sql: () => Sql,
-  key: string,
-  attempt: () => Promise<KeyCompletion>,
-): Promise<KeyCompletion> {
+export async function traceCompleterAttempt(sql: () => Sql, key: string, attempt: () => Promise<KeyCompletion>): Promise<KeyCompletion> {
   // The prefix first: outside the lab (every real key) nothing else is looked at.
-  const run = key.startsWith(LAB_KEY_PREFIX) && enabled() ? await findRun(sql(), key.slice(LAB_KEY_PREFIX.length)) : undefined;
+  const run = key.startsWith(LAB_KEY_PREFIX) ? await findRun(sql(), key.slice(LAB_KEY_PREFIX.length)) : undefined;
   if (!run) return attempt();
   return withinRun(run, async () => {
     recordStep(Lane.Completer, Lane.App, {
