@@ -10,12 +10,15 @@
 async function serve(dev: boolean): Promise<void> {
   // As `next start` and `next dev` have it, before React or Next.js is loaded.
   (process.env as Record<string, string>).NODE_ENV = dev ? "development" : "production";
-  const [{ default: next }, { projectRoot }, { createEdgeServer }, { env }] = await Promise.all([
+  const [{ default: next }, { projectRoot }, { createEdgeServer }, { env }, { logger }] = await Promise.all([
     import("next"),
     import("../db/cluster-home"),
     import("./edge/node-edge"),
     import("./env"),
+    import("./logger"),
   ]);
+  // The edge logs with this process's own logger; Next.js's bundles load another, whose level the root sets.
+  logger.level = env.LOG_LEVEL;
   // Requests come only once it listens, when `handle` below is set.
   const server = createEdgeServer({ proxy: env.TRUST_PROXY, traceCallers: env.TRUST_TRACEPARENT }, (req, res) => void handle(req, res));
   // Given the server, Next.js serves its development reloads (a WebSocket upgrade) on it too.
