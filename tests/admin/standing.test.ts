@@ -44,7 +44,7 @@ describe("admin.keys.get: where a payment stands", () => {
     expect(await standings(tenant, declined)).toEqual([expect.objectContaining({ standing: "declined", label: "declined" })]);
   });
 
-  it("a worker killed right after the provider charged: charged at the provider, not recorded yet; then the app.completer records that one charge", async () => {
+  it("a worker killed right after the provider charged: charged at the provider, not recorded yet; then the completer records that one charge", async () => {
     const tenant = await newTenant("standing-crash");
     const key = newKey("crash");
     const holder = payChild(tenant, key, "31.00", "acct_test_slow");

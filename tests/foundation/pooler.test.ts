@@ -250,8 +250,8 @@ describe.skipIf(!installed)(
       expect(await keyRow(tenant.id, key)).toMatchObject({ state: "completed", fence: "2" });
     });
 
-    it("the app.completer, in two instances at once, finishes a payment whose holder was killed after the charge: one charge, one balanced movement", async () => {
-      const payer = await newTenant("pooled-app.completer");
+    it("the completer, in two instances at once, finishes a payment whose holder was killed after the charge: one charge, one balanced movement", async () => {
+      const payer = await newTenant("pooled-completer");
       const key = uniqueKey("completer");
       const child = payChild(payer, key, "31.00", "acct_test_slow", pooledEnv());
       const paymentId = await killOnceCharged(child, payer.id, key);

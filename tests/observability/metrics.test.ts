@@ -55,7 +55,7 @@ async function pay(tenant: Tenant, key: string, body: Record<string, unknown> = 
 }
 
 describe("/api/metrics", () => {
-  it("counts a payment, a conflict, a replay, a mismatch, a failure and the app.completer's takeover once each", async () => {
+  it("counts a payment, a conflict, a replay, a mismatch, a failure and the completer's takeover once each", async () => {
     const before = (await scrapeAs(LOOPBACK)).text;
     const tenant = await newTenant("metrics");
     const key = newKey("metrics");
@@ -100,7 +100,7 @@ describe("/api/metrics", () => {
       mismatch: 1,
       conflict: 1,
       waited: 0,
-      // The app.completer's run: it takes the abandoned key over and completes it.
+      // The completer's run: it takes the abandoned key over and completes it.
       takeover: 1,
       lease_lost: 0,
       // The abandoned payment's own request: a 503 with the provider unreachable, its key released.
@@ -111,7 +111,7 @@ describe("/api/metrics", () => {
     expect(delta("idempotency_request_duration_seconds_bucket", { procedure, outcome: "executed", le: "1" })).toBe(0);
     expect(delta("idempotency_completer_runs_total", { result: "completed" })).toBe(1);
     expect(delta("idempotency_completer_runs_total")).toBe(1);
-    // Two charges answered (the slow one and the app.completer's); the abandoned attempts found nobody (status 0).
+    // Two charges answered (the slow one and the completer's); the abandoned attempts found nobody (status 0).
     expect(delta("psp_requests_total", { operation: "charge", status: "201" })).toBe(2);
     expect(delta("psp_requests_total", { operation: "charge", status: "0" })).toBeGreaterThanOrEqual(1);
     // Five requests through the REST route (the abandoned one went through handleRest directly): 201, 409, 201, 422.

@@ -54,10 +54,10 @@ async function completerRow(tenantId: string, key: string): Promise<CompleterRow
 
 const run = promisify(execFile);
 
-/** Short backoff: the tests play many app.completer intervals in a few seconds. */
+/** Short backoff: the tests play many completer intervals in a few seconds. */
 const FAST = { backoffMs: 20, maxBackoffMs: 100 } satisfies RunOptions;
 
-/** Runs app.completer rounds for the tenant until the key is no longer in progress (or needs attention). */
+/** Runs completer rounds for the tenant until the key is no longer in progress (or needs attention). */
 async function completeUntilSettled(
   tenantId: string,
   key: string,
@@ -70,7 +70,7 @@ async function completeUntilSettled(
     seen.push(...(await completer.completeDueKeys({ ...FAST, ...options, tenantId })));
     const row = await completerRow(tenantId, key);
     if (row.state !== "in_progress" || row.needs_attention) return seen;
-    expect(Date.now(), `the app.completer never finished ${key}: ${JSON.stringify(seen)}`).toBeLessThan(deadline);
+    expect(Date.now(), `the completer never finished ${key}: ${JSON.stringify(seen)}`).toBeLessThan(deadline);
     await sleep(50);
   }
 }
@@ -101,7 +101,7 @@ async function expectReplayOf(tenant: Tenant, key: string, body: Record<string, 
   expect(retry.text).toBe(stored.response_body);
 }
 
-describe("the app.completer finishes payments whose client never came back", () => {
+describe("the completer finishes payments whose client never came back", () => {
   it("SIGKILL after the provider charged, no client retry: succeeded, one charge, one balanced movement, reconcile clean; a later retry replays it", async () => {
     const tenant = await newTenant("completer-kill");
     const key = newKey("kill");
@@ -128,7 +128,7 @@ describe("the app.completer finishes payments whose client never came back", () 
     await expectReplayOf(tenant, key, body, 201);
   });
 
-  it("SIGKILL before the charge reached the provider: the app.completer charges, once", async () => {
+  it("SIGKILL before the charge reached the provider: the completer charges, once", async () => {
     const tenant = await newTenant("completer-before");
     const key = newKey("before");
     const body = { amount: "12.00", destination: "acct_test_123" };
@@ -144,7 +144,7 @@ describe("the app.completer finishes payments whose client never came back", () 
     await expectReplayOf(tenant, key, body, 201);
   });
 
-  it("a decline after a crash: the app.completer stores the 402, a later retry replays it; no charge, no ledger", async () => {
+  it("a decline after a crash: the completer stores the 402, a later retry replays it; no charge, no ledger", async () => {
     const tenant = await newTenant("completer-decline");
     const key = newKey("decline");
     const body = { amount: "9.00", destination: "acct_test_decline" };
@@ -179,7 +179,7 @@ describe("the app.completer finishes payments whose client never came back", () 
     expect(await chargesFor(payment!.id)).toHaveLength(1);
   });
 
-  it("a provider down for several app.completer rounds, then back: retried with backoff, then one charge, completed", async () => {
+  it("a provider down for several completer rounds, then back: retried with backoff, then one charge, completed", async () => {
     const tenant = await newTenant("completer-down");
     const key = newKey("down");
     const body = { amount: "21.00", destination: "acct_test_123" };
@@ -252,7 +252,7 @@ describe("the app.completer finishes payments whose client never came back", () 
       expect(row.state, `round ${round}: ${JSON.stringify({ a, b, client: client.text })}`).toBe("completed");
       expect(client.status).toBe(201);
       expect(client.text).toBe(row.response_body);
-      // A app.completer either finished it (and says so on the key) or saw it was not its to finish.
+      // A completer either finished it (and says so on the key) or saw it was not its to finish.
       const finished = [...a, ...b].filter((o) => o.outcome === "completed");
       expect(finished.length).toBe(row.completed_by === "completer" ? 1 : 0);
       for (const o of [...a, ...b]) expect(["completed", "not_ours"]).toContain(o.outcome);
@@ -266,8 +266,8 @@ describe("the app.completer finishes payments whose client never came back", () 
   });
 });
 
-describe("reconciliation with the app.completer", () => {
-  it("lists a second charge with the same reference; flags a pending payment only past the app.completer's budget", async () => {
+describe("reconciliation with the completer", () => {
+  it("lists a second charge with the same reference; flags a pending payment only past the completer's budget", async () => {
     const tenant = await newTenant("completer-reconcile");
     const paid = await pay(tenant, newKey("paid"), { amount: "8.00" });
     expect(paid.status, paid.text).toBe(201);
