@@ -67,7 +67,6 @@ export type AppOptions = {
 };
 
 export function createApp({ settings, pool, eventLog = createEventLog(() => pool().sql) }: AppOptions) {
-  const demoMode = () => settings.DEMO_MODE;
   // The failure lab's hooks, in demo mode only: elsewhere no request passes through the lab's code.
   const lab = settings.DEMO_MODE ? createLabPlugin(() => pool().sql) : undefined;
   const ledger = createLedger(lab?.onMovement);
@@ -109,7 +108,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     webhooks: webhooksRouter,
     checkout: checkoutRouter,
     admin: adminRouter,
-    lab: createLabRouter(demoMode, settings.PORT, () => pspUrl(settings)),
+    lab: createLabRouter(settings.DEMO_MODE, settings.PORT, () => pspUrl(settings)),
   });
   const registry = createRegistry(appRouter);
 
@@ -126,7 +125,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     tenantForToken: (token) => tenantForToken(pool().db, token),
     // Demo mode sells as the demo tenant; otherwise only as the one a deployment names (STOREFRONT_TENANT_ID).
     storefrontTenant: async () =>
-      demoMode() ? DEMO_TENANT : settings.STOREFRONT_TENANT_ID ? tenantById(pool().db, settings.STOREFRONT_TENANT_ID) : undefined,
+      settings.DEMO_MODE ? DEMO_TENANT : settings.STOREFRONT_TENANT_ID ? tenantById(pool().db, settings.STOREFRONT_TENANT_ID) : undefined,
     adminSession: (headers) => sessionFromHeaders(pool().db, settings, headers),
     adminChange: checkAdminChange,
     readOnlyReason: ({ operator }) =>
@@ -166,6 +165,8 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     appRouter,
     createCaller: createCallerFactory(appRouter),
     createContextInner,
+    /** The admin session a request's cookie carries, as adminProcedure reads it (the admin pages read it here). */
+    adminSession: auth.adminSession,
     idempotencyRuntime,
     eventLog,
     completer,
@@ -203,7 +204,7 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     /** The sign-in form's switches: whether sign-in is possible, and whether the operator's name may be left out. */
     signInForm: async () => ({
       enabled: adminEnabled(settings),
-      demo: demoMode(),
+      demo: settings.DEMO_MODE,
       nameOptional: await operatorNameOptional(pool().db, settings),
     }),
     /** The expiry sweep of this instance (start-up starts it). */

@@ -39,10 +39,10 @@ async function runOf(sql: Sql, id: string): Promise<LabRun> {
 const eventIdOf = (run: LabRun) => `evt_lab_${run.id}`;
 
 /** `port`: where this server listens, so the provider's webhook comes back to this instance. */
-export function createLabRouter(enabled: () => boolean, port: number, pspUrl: () => string) {
+export function createLabRouter(enabled: boolean, port: number, pspUrl: () => string) {
   /** Exists only in demo mode: the lab's switches and its unprotected twin are never reachable elsewhere. */
   const demoProcedure = publicProcedure.use(({ next }) => {
-    if (!enabled()) throw notFound();
+    if (!enabled) throw notFound();
     return next({ ctx: { tenantId: DEMO_TENANT.id } });
   });
 

@@ -24,7 +24,16 @@ import { context, SpanStatusCode, trace, TraceFlags, type Span } from "@opentele
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
-import { IdempotencyEventType as E, type IdempotencyEvent, type IdempotencyEventSink, type IdempotencyOutcome } from "@exactly-once/trpc";
+import {
+  IdempotencyEventType as E,
+  IdempotencyKeyInProgressError,
+  IdempotencyKeyMismatchError,
+  IdempotencyLeaseLostError,
+  type IdempotencyError,
+  type IdempotencyEvent,
+  type IdempotencyEventSink,
+  type IdempotencyOutcome,
+} from "@exactly-once/trpc";
 import { metrics, OutcomeLabel } from "./metrics";
 import { observing } from "./switch";
 import { tracer } from "./tracing";
@@ -49,18 +58,19 @@ const SCOPE = Symbol("observation");
 type Observed = { [SCOPE]?: Scope };
 
 /** The refusals of a key the middleware read; one before (no key, a malformed one) is no idempotency outcome. */
-const REFUSED: Record<string, OutcomeLabel> = {
-  "idempotency-key-mismatch": OutcomeLabel.Mismatch,
-  "idempotency-key-in-progress": OutcomeLabel.Conflict,
-  "idempotency-lease-lost": OutcomeLabel.LeaseLost,
-};
+function refusedLabel(problem: IdempotencyError): OutcomeLabel | undefined {
+  if (problem instanceof IdempotencyKeyMismatchError) return OutcomeLabel.Mismatch;
+  if (problem instanceof IdempotencyKeyInProgressError) return OutcomeLabel.Conflict;
+  if (problem instanceof IdempotencyLeaseLostError) return OutcomeLabel.LeaseLost;
+  return undefined;
+}
 
 /**
  * How the request ended, from what the middleware decided. A decision never says "failed": that is a call executed
  * without a stored answer (its key released for a retry), or a 5xx with no decision (the database lost mid-call).
  */
 function outcomeLabel(outcome: IdempotencyOutcome | undefined, result: Result): OutcomeLabel | undefined {
-  if (outcome?.decision === "refused") return REFUSED[outcome.problem.problem];
+  if (outcome?.decision === "refused") return refusedLabel(outcome.problem);
   if (outcome?.decision === "replayed") return outcome.waitedMs > 0 ? OutcomeLabel.Waited : OutcomeLabel.Replayed;
   if (outcome?.stored) return outcome.taken === "takeover" ? OutcomeLabel.Takeover : OutcomeLabel.Executed;
   return outcome || (!result.ok && getHTTPStatusCodeFromError(result.error) >= 500) ? OutcomeLabel.Failed : undefined;

@@ -5,8 +5,6 @@
  */
 import { headers } from "next/headers";
 import { cache } from "react";
-import { database } from "@/db/client";
-import { sessionFromHeaders } from "@/server/admin/session";
 import { app } from "@/server/app";
 
-export const currentAdmin = cache(async () => sessionFromHeaders(database().db, app.settings, await headers()));
+export const currentAdmin = cache(async () => app.adminSession(await headers()));
