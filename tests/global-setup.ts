@@ -50,10 +50,9 @@ export default async function setup(project: TestProject) {
     await Promise.all([db.status === "fulfilled" && db.value.db.dispose(), psp.status === "fulfilled" && psp.value.stop()]);
     throw db.status === "rejected" ? db.reason : (psp as PromiseRejectedResult).reason;
   }
-  // Workers are started after this and inherit the environment.
-  process.env.DATABASE_URL = db.value.db.url;
-  process.env.PSP_URL = psp.value.url;
-  process.env.PSP_WEBHOOK_SECRET = "whsec_test_only";
+  // Workers are started after this and inherit the environment: each worker's process app is built from it, as a
+  // server's is from its own (a test that needs other settings builds an app of its own: tests/support/app.ts).
+  Object.assign(process.env, { DATABASE_URL: db.value.db.url, PSP_URL: psp.value.url, PSP_WEBHOOK_SECRET: "whsec_test_only" });
   // Every file's in-process storefront checkouts come from one address ("unknown"), counted in one database by files
   // running side by side: the per-address budget is tested where a file sets it (tenant-limits.test.ts).
   process.env.STOREFRONT_REQUESTS_PER_MINUTE ??= "0";
