@@ -29,7 +29,7 @@ import { DomainError, publicProblem, toTRPCError } from "./errors";
 import { createIdempotencyProcedures, type ProcedureOptions } from "@exactly-once/trpc";
 import { instrument } from "./observability";
 import { enforce } from "./admin/origin";
-import { clientAddress } from "./admin/throttle";
+import { clientAddress } from "./edge/client-address";
 import { bearerToken } from "./tenants/tokens";
 
 /** A recoverable procedure's options; `resumable` lets the completer finish it (server/keys/completer.ts). */

@@ -14,7 +14,8 @@ import { checkAdminChange, checkSameOrigin, enforce } from "./origin";
 import type { Db } from "../../db/client";
 import { authenticate, DEMO_OPERATOR, OPERATOR_NAME } from "./operators";
 import { ADMIN_COOKIE, adminEnabled, issueSession, revokeSessions, SESSION_TTL_MS, sessionTokens, type AdminSettings } from "./session";
-import { clientAddress, type SignInThrottle } from "./throttle";
+import { clientAddress } from "../edge/client-address";
+import type { SignInThrottle } from "./throttle";
 
 /** Keeps every failure alike in timing, whether the password was wrong or sign-in is off. */
 const FAILED_SIGN_IN_PAUSE_MS = 400;

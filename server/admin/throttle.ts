@@ -36,10 +36,6 @@ export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterSe
 /** Bounded, so a made-up name cannot store long keys. */
 const MAX_KEY_LENGTH = 64;
 
-export function clientAddress(headers: Headers): string {
-  return (headers.get("x-forwarded-for")?.split(",")[0]?.trim() || "unknown").slice(0, MAX_KEY_LENGTH);
-}
-
 const refusal = (waitMs: number): ThrottleVerdict => ({ allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) });
 
 /**

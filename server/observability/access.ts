@@ -5,7 +5,7 @@
  * nothing here (404), as for any path that does not exist.
  */
 import { timingSafeEqual } from "node:crypto";
-import { clientAddress } from "../admin/throttle";
+import { clientAddress } from "../edge/client-address";
 import { bearerToken } from "../tenants/tokens";
 
 const isLoopbackAddress = (address: string) => address === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address);

@@ -11,11 +11,9 @@ import { metrics } from "./metrics";
 import { observing } from "./switch";
 import { continuesCallerTrace, traceCallers } from "./trace-callers";
 import { tracer } from "./tracing";
+import { clientAddress } from "../edge/client-address";
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
-
-/** The client as the edge resolved it (the first X-Forwarded-For value); unknown without the edge. */
-const clientAddress = (headers: Headers) => headers.get("x-forwarded-for")?.split(",")[0]?.trim() || undefined;
 
 const fromHeaders: TextMapGetter<Headers> = {
   get: (carrier, key) => carrier.get(key) ?? undefined,
