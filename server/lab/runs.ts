@@ -78,12 +78,7 @@ let seq = 0;
 const nowMs = () => performance.timeOrigin + performance.now();
 
 /** A new run; a 429 once `limits.perMinute` runs started within the last minute. */
-export async function createRun(
-  pool: Database,
-  scenario: LabScenario,
-  target: LabTarget,
-  limits: LabRunLimits = LAB_RUN_LIMITS,
-): Promise<LabRun> {
+export async function createRun(pool: Database, scenario: LabScenario, target: LabTarget, limits = LAB_RUN_LIMITS): Promise<LabRun> {
   const id = randomBytes(9).toString("base64url").replace(/[-_]/g, "x");
   const run: LabRun = { id, scenario, target, startedMs: nowMs(), faults: scenario.faults, sql: pool.sql };
   await pool.begin(async (tx) => {
@@ -194,10 +189,7 @@ export async function stepsOf(run: LabRun): Promise<LabStep[]> {
 }
 
 /** Takes an armed simulation: its value once, for one instance only, then the switch is off. */
-export async function takeFault<K extends keyof LabFaults>(
-  name: K,
-  run: LabRun | undefined = currentRun(),
-): Promise<LabFaults[K] | undefined> {
+export async function takeFault<K extends keyof LabFaults>(name: K, run = currentRun()): Promise<LabFaults[K] | undefined> {
   if (!run) return undefined;
   // JSON as text: the pool is shared with Drizzle, whose parsers pass json through unparsed.
   const [row] = await run.sql<{ value: string }[]>`
