@@ -39,29 +39,20 @@ export async function completeUntilAttention(
   for (;;) {
     const state = await attentionOf(sql, run, tenantId);
     if (!state) {
-      recordStep(
-        Lane.App,
-        Lane.App,
-        {
-          plain: "no key, so nothing can pick the payment up again: it stays pending",
-          technical: "no key, so nothing for the completer to pick up: the payment stays pending",
-        },
-        run,
-      );
+      const words = {
+        plain: "no key, so nothing can pick the payment up again: it stays pending",
+        technical: "no key, so nothing for the completer to pick up: the payment stays pending",
+      };
+      recordStep(Lane.App, Lane.App, words, run);
       await stepsWritten(run.id);
       return null;
     }
     if (state.needsAttention || state.finished || Date.now() > deadline) {
-      if (state.needsAttention)
-        recordStep(
-          Lane.Completer,
-          Lane.App,
-          {
-            plain: `the completer gives up after ${state.attempts} attempts: the payment waits for an operator`,
-            technical: `completer gives up after ${state.attempts} attempts: the key needs attention`,
-          },
-          run,
-        );
+      const words = {
+        plain: `the completer gives up after ${state.attempts} attempts: the payment waits for an operator`,
+        technical: `completer gives up after ${state.attempts} attempts: the key needs attention`,
+      };
+      if (state.needsAttention) recordStep(Lane.Completer, Lane.App, words, run);
       await stepsWritten(run.id);
       return state;
     }

@@ -126,11 +126,7 @@ export function recordStep(
   agoMs = 0,
 ): void {
   if (!run) return;
-  const deferred = (run as LabRun).deferred;
-  if (deferred) {
-    (run as LabRun).deferred = undefined;
-    deferred();
-  }
+  (run as LabRun).deferred?.();
   const at = nowMs() - agoMs;
   seq = (seq + 1) % 2 ** 31;
   const { plain, technical } = typeof words === "string" ? { plain: words, technical: words } : words;
@@ -154,18 +150,19 @@ export function recordStep(
  * stops dead midway still shows it arrived.
  */
 export function deferStep(run: LabRun, from: Lane, to: Lane, words: Words, arrived: number): { flush: () => void; drop: () => void } {
-  const step = () => recordStep(from, to, words, run, performance.now() - arrived);
-  run.deferred = step;
-  const take = () => {
-    const held = run.deferred === step;
-    if (held) run.deferred = undefined;
-    return held;
+  // Drawn at most once: it lets go of the run before it records.
+  const step = () => {
+    run.deferred = undefined;
+    recordStep(from, to, words, run, performance.now() - arrived);
   };
+  run.deferred = step;
   return {
     flush: () => {
-      if (take()) step();
+      if (run.deferred === step) step();
     },
-    drop: () => void take(),
+    drop: () => {
+      if (run.deferred === step) run.deferred = undefined;
+    },
   };
 }
 

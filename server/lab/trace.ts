@@ -94,19 +94,14 @@ function plainAnswer(call: ProviderCall): string {
  * per request).
  */
 export function traceProviderCall(call: ProviderCall): void {
+  const ask = `asks the provider to ${providerAsk(call)}`;
   const key = call.key ? `, key ${call.key.slice(0, 12)}…` : "";
   const whose = !call.key
     ? ""
     : currentRun()?.target === LabTarget.Naive
       ? ", with a key made up for this request only"
       : ", with the payment's own key";
-  recordStep(
-    Lane.App,
-    Lane.Provider,
-    { plain: `asks the provider to ${providerAsk(call)}${whose}`, technical: `asks the provider to ${providerAsk(call)}${key}` },
-    undefined,
-    call.elapsedMs,
-  );
+  recordStep(Lane.App, Lane.Provider, { plain: `${ask}${whose}`, technical: `${ask}${key}` }, undefined, call.elapsedMs);
   const answer =
     call.status === undefined
       ? "the provider did not answer"
