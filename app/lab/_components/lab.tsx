@@ -37,14 +37,13 @@ const useHydrated = () =>
   );
 
 export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]; cart: Cart; productName: string }) {
-  const [chosen, setChosen] = useState(scenarios[0]!.id);
+  const [scenario, setScenario] = useState(scenarios[0]!);
   const [running, setRunning] = useState<LabTarget | null>(null);
   const [results, setResults] = useState<{ scenario: LabScenario; byTarget: Results } | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [technical, setTechnical] = useState(false);
   const hydrated = useHydrated();
   const idle = hydrated && running === null;
-  const scenario = scenarios.find((s) => s.id === chosen)!;
 
   async function run() {
     setFailure(null);
@@ -88,8 +87,8 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
                 type="radio"
                 name="scenario"
                 value={s.id}
-                checked={s.id === chosen}
-                onChange={() => setChosen(s.id)}
+                checked={s.id === scenario.id}
+                onChange={() => setScenario(s)}
                 disabled={!idle}
               />
               <span>
@@ -115,35 +114,35 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
       </section>
 
       {results ? (
-        <label className={styles.view}>
-          <input type="checkbox" checked={technical} onChange={(e) => setTechnical(e.target.checked)} />
-          <span>
-            Technical view <span className="small muted">(the steps in the terms the code and its docs use)</span>
-          </span>
-        </label>
-      ) : null}
-      {results ? (
-        <div className="lab-results">
-          {[LabTarget.Protected, LabTarget.Naive].map((target) => {
-            const outcome = results.byTarget[target];
-            return (
-              <section key={target} className={`card lab-result lab-${target}`} aria-labelledby={`lab-${target}-title`}>
-                <h2 id={`lab-${target}-title`}>{TARGET_TITLE[target]}</h2>
-                {outcome ? (
-                  <Outcome
-                    outcome={outcome}
-                    target={target}
-                    scenario={results.scenario}
-                    technical={technical}
-                    recount={() => recount(target, outcome)}
-                  />
-                ) : (
-                  <p className="muted">{running === target ? "Running…" : "Waiting."}</p>
-                )}
-              </section>
-            );
-          })}
-        </div>
+        <>
+          <label className={styles.view}>
+            <input type="checkbox" checked={technical} onChange={(e) => setTechnical(e.target.checked)} />
+            <span>
+              Technical view <span className="small muted">(the steps in the terms the code and its docs use)</span>
+            </span>
+          </label>
+          <div className="lab-results">
+            {[LabTarget.Protected, LabTarget.Naive].map((target) => {
+              const outcome = results.byTarget[target];
+              return (
+                <section key={target} className={`card lab-result lab-${target}`} aria-labelledby={`lab-${target}-title`}>
+                  <h2 id={`lab-${target}-title`}>{TARGET_TITLE[target]}</h2>
+                  {outcome ? (
+                    <Outcome
+                      outcome={outcome}
+                      target={target}
+                      scenario={results.scenario}
+                      technical={technical}
+                      recount={() => recount(target, outcome)}
+                    />
+                  ) : (
+                    <p className="muted">{running === target ? "Running…" : "Waiting."}</p>
+                  )}
+                </section>
+              );
+            })}
+          </div>
+        </>
       ) : null}
     </>
   );

@@ -56,9 +56,8 @@ const COLOR = {
   wait: "#bf8700",
 };
 
-/** The lanes as a shopper names them; the technical view keeps the parts' own names. */
-const PLAIN_LANE: Record<string, string> = { app: "shop" };
-const laneName = (lane: string, technical: boolean) => (technical ? lane : (PLAIN_LANE[lane] ?? lane));
+/** The lanes as a shopper names them (the app is "the shop"); the technical view keeps the parts' own names. */
+const laneName = (lane: string, technical: boolean) => (!technical && lane === "app" ? "shop" : lane);
 
 /** A step's words in the chosen view. */
 const wordsOf = (step: Step, technical: boolean) => (technical ? step.label : step.plain);
