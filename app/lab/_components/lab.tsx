@@ -52,9 +52,8 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
     try {
       for (const target of [LabTarget.Protected, LabTarget.Naive]) {
         setRunning(target);
-        const attempts: BrowserAttempt[] = [];
         const start = await startRun(scenario.id, target);
-        await playScenario(scenario, start, target, cart, (a) => attempts.push(a));
+        const attempts = await playScenario(scenario, start, target, cart);
         byTarget[target] = { runId: start.runId, report: await reportOf(start.runId), attempts };
         setResults({ scenario, byTarget: { ...byTarget } });
       }
