@@ -20,16 +20,12 @@ const POLL_MS = 100;
 
 export type AttentionState = { needsAttention: boolean; attempts: number; lastError: string | null; finished: boolean };
 
-async function keyState(sql: Sql, tenantId: string, key: string): Promise<AttentionState | undefined> {
-  const [row] = await sql<{ attention: boolean; in_progress: boolean; attempts: number; error: string | null }[]>`
-    select ${needsAttention(sql, "k")} as attention, k.state = ${KeyState.InProgress} as in_progress, k.completer_attempts as attempts, k.completer_error as error
-    from idempotency_keys k where k.tenant_id = ${tenantId} and k.key = ${key}`;
-  return row && { needsAttention: row.attention, attempts: row.attempts, lastError: row.error, finished: !row.in_progress };
-}
-
 /** Where the run's key stands for the completer: null for a run without a key (the twin) or before its first request. */
 export async function attentionOf(sql: Sql, run: LabRun, tenantId: string): Promise<AttentionState | null> {
-  return (await keyState(sql, tenantId, labKeyOf(run.id))) ?? null;
+  const [row] = await sql<{ attention: boolean; in_progress: boolean; attempts: number; error: string | null }[]>`
+    select ${needsAttention(sql, "k")} as attention, k.state = ${KeyState.InProgress} as in_progress, k.completer_attempts as attempts, k.completer_error as error
+    from idempotency_keys k where k.tenant_id = ${tenantId} and k.key = ${labKeyOf(run.id)}`;
+  return row ? { needsAttention: row.attention, attempts: row.attempts, lastError: row.error, finished: !row.in_progress } : null;
 }
 
 /** Runs the completer for the run's key until it needs attention (or is finished); null for a run without a key (the twin). */
@@ -39,39 +35,29 @@ export async function completeUntilAttention(
   tenantId: string,
 ): Promise<AttentionState | null> {
   const { sql, completer } = ctx;
-  const key = labKeyOf(run.id);
   const deadline = Date.now() + GIVE_UP_AFTER_MS;
   for (;;) {
-    const state = await keyState(sql, tenantId, key);
+    const state = await attentionOf(sql, run, tenantId);
     if (!state) {
-      recordStep(
-        Lane.App,
-        Lane.App,
-        {
-          plain: "no key, so nothing can pick the payment up again: it stays pending",
-          technical: "no key, so nothing for the completer to pick up: the payment stays pending",
-        },
-        run,
-      );
+      const words = {
+        plain: "no key, so nothing can pick the payment up again: it stays pending",
+        technical: "no key, so nothing for the completer to pick up: the payment stays pending",
+      };
+      recordStep(Lane.App, Lane.App, words, run);
       await stepsWritten(run.id);
       return null;
     }
     if (state.needsAttention || state.finished || Date.now() > deadline) {
-      if (state.needsAttention)
-        recordStep(
-          Lane.Completer,
-          Lane.App,
-          {
-            plain: `the completer gives up after ${state.attempts} attempts: the payment waits for an operator`,
-            technical: `completer gives up after ${state.attempts} attempts: the key needs attention`,
-          },
-          run,
-        );
+      const words = {
+        plain: `the completer gives up after ${state.attempts} attempts: the payment waits for an operator`,
+        technical: `completer gives up after ${state.attempts} attempts: the key needs attention`,
+      };
+      if (state.needsAttention) recordStep(Lane.Completer, Lane.App, words, run);
       await stepsWritten(run.id);
       return state;
     }
     // Only this key, and only when due: the completer's own claim decides, with the lab's budget and backoff.
-    await completer.completeDueKeys({ sql, tenantId, key, limit: 1, ...LAB_COMPLETER_BUDGET });
+    await completer.completeDueKeys({ sql, tenantId, key: labKeyOf(run.id), limit: 1, ...LAB_COMPLETER_BUDGET });
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }

@@ -105,17 +105,10 @@ export async function webhookThroughLab(sql: () => Sql, req: Request, handle: Ha
   if (!id?.startsWith(LAB_EVENT_PREFIX)) return response;
   const { duplicate } = (await response.clone().json()) as { duplicate?: boolean };
   const run = { id: id.slice(LAB_EVENT_PREFIX.length), sql: sql() };
-  recordStep(
-    Lane.Provider,
-    Lane.App,
-    {
-      plain: duplicate
-        ? "the shop knows this notice already: nothing is done twice"
-        : "the shop applies the refund notice and keeps its id",
-      technical: `webhook ${id} ${duplicate ? "recognised as a duplicate: nothing applied" : "applied once, its id recorded"}`,
-    },
-    run,
-  );
+  const [plain, outcome] = duplicate
+    ? ["the shop knows this notice already: nothing is done twice", "recognised as a duplicate: nothing applied"]
+    : ["the shop applies the refund notice and keeps its id", "applied once, its id recorded"];
+  recordStep(Lane.Provider, Lane.App, { plain, technical: `webhook ${id} ${outcome}` }, run);
   await stepsWritten(run.id);
   return response;
 }

@@ -3,15 +3,11 @@
  * fired once, or (the provider down) held until the lab lifts it. They reach
  * the app only through what the composition root plugs in: a wrapper of the
  * provider client's transport, a decorator of the client, and a variant of
- * the idempotency runtime. Outside a lab run (and so whenever demo mode is
- * off: only the edge enters a run, and only then) each returns at once.
+ * the idempotency runtime. Outside a lab run each returns at once.
  */
 import type { IdempotencyRuntime } from "@exactly-once/trpc";
 import type { PspClient } from "../psp/client";
 import { currentRun, isArmed, Lane, recordStep, stepsWritten, takeFault, type LabRun } from "./runs";
-
-/** A promise that never settles: what a stopped worker leaves its callers. */
-export const stopDead = (): Promise<never> => new Promise<never>(() => undefined);
 
 /**
  * The runtime a request of a crash run claims its key with: its lease cut to
@@ -36,7 +32,8 @@ export const crashAfterCharge = (client: PspClient): PspClient => ({
       technical: `worker stops dead after the charge (simulated crash); its ${leaseMs} ms lease is not renewed`,
     });
     await stepsWritten(currentRun()!.id);
-    return stopDead();
+    // A promise that never settles: what a stopped worker leaves its callers.
+    return new Promise<never>(() => undefined);
   },
 });
 

@@ -25,15 +25,8 @@ export async function naivePay(
   tenantId: string,
   cart: NaiveCart,
 ) {
-  const found = await db
-    .select()
-    .from(products)
-    .where(
-      inArray(
-        products.sku,
-        cart.items.map((i) => i.sku),
-      ),
-    );
+  const skus = cart.items.map((i) => i.sku);
+  const found = await db.select().from(products).where(inArray(products.sku, skus));
   const price = new Map(found.map((p) => [p.sku, p]));
   const amountMinor = cart.items.reduce((sum, i) => sum + (price.get(i.sku)?.priceMinor ?? 0) * i.quantity, 0);
   const currency = found[0]?.currency ?? "EUR";

@@ -78,12 +78,7 @@ let seq = 0;
 const nowMs = () => performance.timeOrigin + performance.now();
 
 /** A new run; a 429 once `limits.perMinute` runs started within the last minute. */
-export async function createRun(
-  pool: Database,
-  scenario: LabScenario,
-  target: LabTarget,
-  limits: LabRunLimits = LAB_RUN_LIMITS,
-): Promise<LabRun> {
+export async function createRun(pool: Database, scenario: LabScenario, target: LabTarget, limits = LAB_RUN_LIMITS): Promise<LabRun> {
   const id = randomBytes(9).toString("base64url").replace(/[-_]/g, "x");
   const run: LabRun = { id, scenario, target, startedMs: nowMs(), faults: scenario.faults, sql: pool.sql };
   await pool.begin(async (tx) => {
@@ -131,11 +126,7 @@ export function recordStep(
   agoMs = 0,
 ): void {
   if (!run) return;
-  const deferred = (run as LabRun).deferred;
-  if (deferred) {
-    (run as LabRun).deferred = undefined;
-    deferred();
-  }
+  (run as LabRun).deferred?.();
   const at = nowMs() - agoMs;
   seq = (seq + 1) % 2 ** 31;
   const { plain, technical } = typeof words === "string" ? { plain: words, technical: words } : words;
@@ -159,18 +150,19 @@ export function recordStep(
  * stops dead midway still shows it arrived.
  */
 export function deferStep(run: LabRun, from: Lane, to: Lane, words: Words, arrived: number): { flush: () => void; drop: () => void } {
-  const step = () => recordStep(from, to, words, run, performance.now() - arrived);
-  run.deferred = step;
-  const take = () => {
-    const held = run.deferred === step;
-    if (held) run.deferred = undefined;
-    return held;
+  // Drawn at most once: it lets go of the run before it records.
+  const step = () => {
+    run.deferred = undefined;
+    recordStep(from, to, words, run, performance.now() - arrived);
   };
+  run.deferred = step;
   return {
     flush: () => {
-      if (take()) step();
+      if (run.deferred === step) step();
     },
-    drop: () => void take(),
+    drop: () => {
+      if (run.deferred === step) run.deferred = undefined;
+    },
   };
 }
 
@@ -194,10 +186,7 @@ export async function stepsOf(run: LabRun): Promise<LabStep[]> {
 }
 
 /** Takes an armed simulation: its value once, for one instance only, then the switch is off. */
-export async function takeFault<K extends keyof LabFaults>(
-  name: K,
-  run: LabRun | undefined = currentRun(),
-): Promise<LabFaults[K] | undefined> {
+export async function takeFault<K extends keyof LabFaults>(name: K, run = currentRun()): Promise<LabFaults[K] | undefined> {
   if (!run) return undefined;
   // JSON as text: the pool is shared with Drizzle, whose parsers pass json through unparsed.
   const [row] = await run.sql<{ value: string }[]>`

@@ -3,8 +3,7 @@
  * its ports report them (the middleware's onEvent, the provider client's
  * observer, the ledger's observer, the completer's attempts), turned into
  * steps of the current lab run as they happen. Each function is a no-op
- * outside a lab run, so production paths pay one AsyncLocalStorage lookup
- * and nothing else.
+ * outside a lab run.
  */
 import type { Sql } from "postgres";
 import { IdempotencyEventType, type IdempotencyEvent, type KeyCompletion } from "@exactly-once/trpc";
@@ -21,74 +20,48 @@ const POINT_NAMES: Record<string, string> = { placed: "the order", charged: "the
 const pointName = (point: string) => POINT_NAMES[point] ?? `step “${point}”`;
 
 /** A key event in a shopper's words: what the key did for this request, with no fence, phase or lease in sight. */
-function plainKeyEvent(e: IdempotencyEvent): string {
-  switch (e.type) {
-    case IdempotencyEventType.Claimed:
-      return "a new key: this request goes ahead with the payment";
-    case IdempotencyEventType.Replayed:
-      return "this key has paid already: the saved answer is sent again, nothing is charged";
-    case IdempotencyEventType.Conflict:
-      return "another request is still paying with this key: try again in a moment";
-    case IdempotencyEventType.Mismatch:
-      return "this key was used for a different purchase: refused";
-    case IdempotencyEventType.Takeover:
-      return "the earlier attempt went quiet: this one takes the payment over, resuming where it stopped";
-    case IdempotencyEventType.Completed:
-      return "answer saved with the key: a repeat gets this same answer";
-    case IdempotencyEventType.Released:
-      return "not paid yet: the key is freed so a retry can finish the payment";
-    case IdempotencyEventType.LeaseLost:
-      return "this attempt ran out of time with the key: it stops, and another finishes";
-    default:
-      return `the key: ${e.type.replace(/_/g, " ")}`;
-  }
-}
+const PLAIN_KEY_EVENTS: Partial<Record<IdempotencyEvent["type"], string>> = {
+  [IdempotencyEventType.Claimed]: "a new key: this request goes ahead with the payment",
+  [IdempotencyEventType.Replayed]: "this key has paid already: the saved answer is sent again, nothing is charged",
+  [IdempotencyEventType.Conflict]: "another request is still paying with this key: try again in a moment",
+  [IdempotencyEventType.Mismatch]: "this key was used for a different purchase: refused",
+  [IdempotencyEventType.Takeover]: "the earlier attempt went quiet: this one takes the payment over, resuming where it stopped",
+  [IdempotencyEventType.Completed]: "answer saved with the key: a repeat gets this same answer",
+  [IdempotencyEventType.Released]: "not paid yet: the key is freed so a retry can finish the payment",
+  [IdempotencyEventType.LeaseLost]: "this attempt ran out of time with the key: it stops, and another finishes",
+};
 
 /** A key event, as the database decided it (claim, replay, conflict, takeover, a phase committed or skipped…). */
 export function traceKeyEvent(e: IdempotencyEvent): void {
   // Every key event of every request comes here; outside a lab run there is no step to word.
   const run = currentRun();
   if (!run) return;
-  if (e.type === IdempotencyEventType.PhaseCommitted) {
+  if (e.type === IdempotencyEventType.PhaseCommitted || e.type === IdempotencyEventType.PhaseSkipped) {
     const point = e.recoveryPoint ?? "";
-    return recordStep(
-      Lane.App,
-      Lane.Database,
-      { plain: `${pointName(point)} saved: a safe point, never done twice`, technical: `phase "${point}" committed (recovery point)` },
-      run,
-    );
-  }
-  if (e.type === IdempotencyEventType.PhaseSkipped) {
-    const point = e.recoveryPoint ?? "";
-    return recordStep(
-      Lane.App,
-      Lane.Database,
-      {
-        plain: `${pointName(point)} was saved by the earlier attempt: not done again`,
-        technical: `phase "${point}" skipped: committed by an earlier attempt`,
-      },
-      run,
-    );
+    const words =
+      e.type === IdempotencyEventType.PhaseCommitted
+        ? { plain: `${pointName(point)} saved: a safe point, never done twice`, technical: `phase "${point}" committed (recovery point)` }
+        : {
+            plain: `${pointName(point)} was saved by the earlier attempt: not done again`,
+            technical: `phase "${point}" skipped: committed by an earlier attempt`,
+          };
+    return recordStep(Lane.App, Lane.Database, words, run);
   }
   if (e.waitedMs !== undefined) {
     // Recorded when the wait ended (the event is reported then), so it is drawn after the attempt it waited for;
     // the diagram draws the wait itself as a bar reaching back to where it began.
-    recordStep(
-      Lane.App,
-      Lane.Database,
-      {
-        plain: `a repeat waited ${seconds(e.waitedMs)} for the request paying with this key to finish`,
-        technical: `waited ${e.waitedMs} ms for the key`,
-      },
-      run,
-    );
-    return;
+    const words = {
+      plain: `a repeat waited ${seconds(e.waitedMs)} for the request paying with this key to finish`,
+      technical: `waited ${e.waitedMs} ms for the key`,
+    };
+    return recordStep(Lane.App, Lane.Database, words, run);
   }
   const parts = [`key ${e.type.replace("_", " ")}`];
   if (e.fence !== undefined) parts.push(`fence ${e.fence}`);
   if (e.status !== undefined) parts.push(`status ${e.status}`);
   if (e.recoveryPoint) parts.push(`at ${e.recoveryPoint}`);
-  recordStep(Lane.App, Lane.Database, { plain: plainKeyEvent(e), technical: parts.join(", ") }, run);
+  const plain = PLAIN_KEY_EVENTS[e.type] ?? `the key: ${e.type.replace(/_/g, " ")}`;
+  recordStep(Lane.App, Lane.Database, { plain, technical: parts.join(", ") }, run);
 }
 
 /** What a call to the provider asks for, in words (the key it sends says which operation it is). */
@@ -121,19 +94,14 @@ function plainAnswer(call: ProviderCall): string {
  * per request).
  */
 export function traceProviderCall(call: ProviderCall): void {
+  const ask = `asks the provider to ${providerAsk(call)}`;
   const key = call.key ? `, key ${call.key.slice(0, 12)}…` : "";
   const whose = !call.key
     ? ""
     : currentRun()?.target === LabTarget.Naive
       ? ", with a key made up for this request only"
       : ", with the payment's own key";
-  recordStep(
-    Lane.App,
-    Lane.Provider,
-    { plain: `asks the provider to ${providerAsk(call)}${whose}`, technical: `asks the provider to ${providerAsk(call)}${key}` },
-    undefined,
-    call.elapsedMs,
-  );
+  recordStep(Lane.App, Lane.Provider, { plain: `${ask}${whose}`, technical: `${ask}${key}` }, undefined, call.elapsedMs);
   const answer =
     call.status === undefined
       ? "the provider did not answer"

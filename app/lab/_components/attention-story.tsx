@@ -7,12 +7,13 @@
 import { useState } from "react";
 import { keyHref } from "@/app/admin/_components/format";
 import type { LabReport } from "./lab-api";
+import { plural } from "./story";
 
 export function AttentionStory({ report, recount }: { report: LabReport; recount: () => Promise<void> }) {
   const [counting, setCounting] = useState(false);
   const { attention, key, tenantId } = report;
   if (!attention || !key) return null;
-  const tries = `${attention.attempts} attempt${attention.attempts === 1 ? "" : "s"}`;
+  const tries = plural(attention.attempts, "attempt");
   return (
     <div className="lab-attention small" data-testid="attention-story">
       {attention.finished ? (

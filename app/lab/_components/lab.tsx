@@ -23,6 +23,10 @@ const TARGET_TITLE: Record<LabTarget, string> = {
   [LabTarget.Naive]: "Unprotected twin (no key) — for comparison only",
 };
 
+/** The server's refusal in its own words; anything else (no answer) in `fallback`'s. */
+const failureText = (error: unknown, fallback: string) =>
+  error instanceof Error && error.name === "LabRequestError" ? error.message : fallback;
+
 // True once React runs in the browser: before that a click on Run or a scenario would reach no handler and be lost.
 const noSubscription = () => () => {};
 const useHydrated = () =>
@@ -33,32 +37,28 @@ const useHydrated = () =>
   );
 
 export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]; cart: Cart; productName: string }) {
-  const [chosen, setChosen] = useState(scenarios[0]!.id);
+  const [scenario, setScenario] = useState(scenarios[0]!);
   const [running, setRunning] = useState<LabTarget | null>(null);
-  const [results, setResults] = useState<{ scenario: string; byTarget: Results } | null>(null);
+  const [results, setResults] = useState<{ scenario: LabScenario; byTarget: Results } | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [technical, setTechnical] = useState(false);
   const hydrated = useHydrated();
   const idle = hydrated && running === null;
-  const scenario = scenarios.find((s) => s.id === chosen)!;
 
   async function run() {
     setFailure(null);
     const byTarget: Results = {};
-    setResults({ scenario: scenario.id, byTarget });
+    setResults({ scenario, byTarget });
     try {
       for (const target of [LabTarget.Protected, LabTarget.Naive]) {
         setRunning(target);
-        const attempts: BrowserAttempt[] = [];
         const start = await startRun(scenario.id, target);
-        await playScenario(scenario, start, target, cart, (a) => attempts.push(a));
+        const attempts = await playScenario(scenario, start, target, cart);
         byTarget[target] = { runId: start.runId, report: await reportOf(start.runId), attempts };
-        setResults({ scenario: scenario.id, byTarget: { ...byTarget } });
+        setResults({ scenario, byTarget: { ...byTarget } });
       }
     } catch (error) {
-      setFailure(
-        error instanceof Error && error.name === "LabRequestError" ? error.message : "The run stopped: the lab could not reach the server.",
-      );
+      setFailure(failureText(error, "The run stopped: the lab could not reach the server."));
     } finally {
       setRunning(null);
     }
@@ -70,7 +70,7 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
       const report = await reportOf(outcome.runId);
       setResults((current) => (current ? { ...current, byTarget: { ...current.byTarget, [target]: { ...outcome, report } } } : current));
     } catch (error) {
-      setFailure(error instanceof Error && error.name === "LabRequestError" ? error.message : "The lab could not reach the server.");
+      setFailure(failureText(error, "The lab could not reach the server."));
     }
   }
 
@@ -86,8 +86,8 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
                 type="radio"
                 name="scenario"
                 value={s.id}
-                checked={s.id === chosen}
-                onChange={() => setChosen(s.id)}
+                checked={s.id === scenario.id}
+                onChange={() => setScenario(s)}
                 disabled={!idle}
               />
               <span>
@@ -107,45 +107,41 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
               : "Running the unprotected twin…"}
         </button>
         <p role="status" className="small">
-          {running !== null
-            ? `Running “${scenario.title}”…`
-            : results
-              ? `Finished “${scenarios.find((s) => s.id === results.scenario)?.title}”.`
-              : ""}
+          {running !== null ? `Running “${scenario.title}”…` : results ? `Finished “${results.scenario.title}”.` : ""}
         </p>
         {failure ? <p className="error">{failure}</p> : null}
       </section>
 
       {results ? (
-        <label className={styles.view}>
-          <input type="checkbox" checked={technical} onChange={(e) => setTechnical(e.target.checked)} />
-          <span>
-            Technical view <span className="small muted">(the steps in the terms the code and its docs use)</span>
-          </span>
-        </label>
-      ) : null}
-      {results ? (
-        <div className="lab-results">
-          {[LabTarget.Protected, LabTarget.Naive].map((target) => {
-            const outcome = results.byTarget[target];
-            return (
-              <section key={target} className={`card lab-result lab-${target}`} aria-labelledby={`lab-${target}-title`}>
-                <h2 id={`lab-${target}-title`}>{TARGET_TITLE[target]}</h2>
-                {outcome ? (
-                  <Outcome
-                    outcome={outcome}
-                    target={target}
-                    scenario={scenarios.find((s) => s.id === results.scenario)!}
-                    technical={technical}
-                    recount={() => recount(target, outcome)}
-                  />
-                ) : (
-                  <p className="muted">{running === target ? "Running…" : "Waiting."}</p>
-                )}
-              </section>
-            );
-          })}
-        </div>
+        <>
+          <label className={styles.view}>
+            <input type="checkbox" checked={technical} onChange={(e) => setTechnical(e.target.checked)} />
+            <span>
+              Technical view <span className="small muted">(the steps in the terms the code and its docs use)</span>
+            </span>
+          </label>
+          <div className="lab-results">
+            {[LabTarget.Protected, LabTarget.Naive].map((target) => {
+              const outcome = results.byTarget[target];
+              return (
+                <section key={target} className={`card lab-result lab-${target}`} aria-labelledby={`lab-${target}-title`}>
+                  <h2 id={`lab-${target}-title`}>{TARGET_TITLE[target]}</h2>
+                  {outcome ? (
+                    <Outcome
+                      outcome={outcome}
+                      target={target}
+                      scenario={results.scenario}
+                      technical={technical}
+                      recount={() => recount(target, outcome)}
+                    />
+                  ) : (
+                    <p className="muted">{running === target ? "Running…" : "Waiting."}</p>
+                  )}
+                </section>
+              );
+            })}
+          </div>
+        </>
       ) : null}
     </>
   );
@@ -172,19 +168,17 @@ const STORY_PARTS = [
   ["cost", "What it cost"],
 ] as const;
 
-function Outcome({
-  outcome,
-  target,
-  scenario,
-  technical,
-  recount,
-}: {
-  outcome: Outcome;
-  target: LabTarget;
-  scenario: LabScenario;
-  technical: boolean;
-  recount: () => Promise<void>;
-}) {
+/** Each count's title, the end of its test id, and its value. */
+const COUNTS: [string, string, (counts: LabReport["counts"]) => string | number][] = [
+  ["Charges at the provider", "provider-charges", (c) => c.providerCharges],
+  ["Ledger charge movements", "charge-movements", (c) => c.chargeMovements],
+  ["Payments recorded", "payments", (c) => c.payments],
+  ["Refunds at the provider / refund movements", "refunds", (c) => `${c.providerRefunds} / ${c.refundMovements}`],
+];
+
+type OutcomeProps = { outcome: Outcome; target: LabTarget; scenario: LabScenario; technical: boolean; recount: () => Promise<void> };
+
+function Outcome({ outcome, target, scenario, technical, recount }: OutcomeProps) {
   const { counts, steps, key } = outcome.report;
   const { text, tone } = verdict(outcome.report);
   const story = storyOf(scenario, outcome.report, outcome.attempts, target);
@@ -216,24 +210,12 @@ function Outcome({
         </span>
       </p>
       <dl className="lab-counts" aria-label="What really happened">
-        <div>
-          <dt>Charges at the provider</dt>
-          <dd data-testid={`${target}-provider-charges`}>{counts.providerCharges}</dd>
-        </div>
-        <div>
-          <dt>Ledger charge movements</dt>
-          <dd data-testid={`${target}-charge-movements`}>{counts.chargeMovements}</dd>
-        </div>
-        <div>
-          <dt>Payments recorded</dt>
-          <dd data-testid={`${target}-payments`}>{counts.payments}</dd>
-        </div>
-        <div>
-          <dt>Refunds at the provider / refund movements</dt>
-          <dd data-testid={`${target}-refunds`}>
-            {counts.providerRefunds} / {counts.refundMovements}
-          </dd>
-        </div>
+        {COUNTS.map(([title, testId, value]) => (
+          <div key={testId}>
+            <dt>{title}</dt>
+            <dd data-testid={`${target}-${testId}`}>{value(counts)}</dd>
+          </div>
+        ))}
       </dl>
       <h3>The browser&apos;s attempts</h3>
       <p className="small muted">ms after request #1 left the browser; #n is the same request as in the diagram.</p>

@@ -24,18 +24,14 @@ const describe = (sent: Sent): string => {
   return `${sent.status}${"replayed" in sent && sent.replayed ? " replayed" : ""}`;
 };
 
-export async function playScenario(
-  scenario: LabScenario,
-  start: LabStart,
-  target: LabTarget,
-  cart: Cart,
-  log: (a: BrowserAttempt) => void,
-): Promise<void> {
+/** What the browser did, as it would list it. */
+export async function playScenario(scenario: LabScenario, start: LabStart, target: LabTarget, cart: Cart): Promise<BrowserAttempt[]> {
+  const attempts: BrowserAttempt[] = [];
   let firstSent: number | undefined;
   let requests = 0;
   const note = (client: number, request: number | undefined, outcome: string) => {
     const now = performance.now();
-    log({ client, request, at: Math.round((now - (firstSent ?? now)) * 10) / 10, outcome });
+    attempts.push({ client, request, at: Math.round((now - (firstSent ?? now)) * 10) / 10, outcome });
   };
 
   /** Sends until the answer is not "busy". */
@@ -60,30 +56,31 @@ export async function playScenario(
           await untilSettled(i + 1, PATIENT_MS);
         }),
       );
-      return;
+      break;
     case "retry-after-failure": {
       const first = await untilSettled(1, plan.timeoutMs);
-      if (typeof first.status === "number" && first.status < 500) return;
+      if (typeof first.status === "number" && first.status < 500) break;
       note(1, undefined, `waiting ${plan.pauseMs} ms before retrying with the same request`);
       await sleep(plan.pauseMs);
       await untilSettled(1, PATIENT_MS);
-      return;
+      break;
     }
     case "once":
       await untilSettled(1, PATIENT_MS);
-      return;
+      break;
     case "webhook-twice":
       await untilSettled(1, PATIENT_MS);
       note(1, undefined, "asking the provider to deliver its refund event twice at once");
       await deliverWebhookTwice(start.runId);
       note(1, undefined, "both deliveries answered");
-      return;
+      break;
     case "provider-down":
       await untilSettled(1, PATIENT_MS);
       // The shopper does not come back: whatever finishes the payment now is the server's.
       note(1, undefined, "the shopper gives up and leaves: no retry from this browser");
       await untilAttention(start.runId);
       await providerBack(start.runId);
-      return;
+      break;
   }
+  return attempts;
 }

@@ -5,10 +5,6 @@
  * of layout beat a diagram library's bundle, and plain SVG attributes need
  * nothing the CSP forbids.
  *
- * Each step has two wordings: plain words (the default) and the
- * middleware's own terms (fences, phases, downstream keys), shown when the
- * page's technical view is on.
- *
  * Drawn at its real size (12 px text and up) where the card has room, with
  * each step's words in a column of their own right of the lanes, wrapped
  * there: a label never crosses a lifeline and is never cut; slightly
@@ -25,11 +21,12 @@
  */
 import type { LabReport } from "./lab-api";
 import styles from "./lab.module.css";
+import { has, WAITED } from "./story";
 
 type Step = LabReport["steps"][number];
+type Lane = (typeof LANES)[number];
 
-const BASE_LANES = ["browser", "app", "database", "provider"] as const;
-const ALL_LANES = ["browser", "completer", "app", "database", "provider"] as const;
+const LANES = ["browser", "completer", "app", "database", "provider"] as const;
 const FONT = 12;
 const LINE = 16;
 const TIME_WIDTH = 56;
@@ -59,12 +56,8 @@ const COLOR = {
   wait: "#bf8700",
 };
 
-/** A duplicate's wait for the key, as the middleware reported it (recorded at the moment it ended). */
-const WAIT = /^waited (\d+) ms for the key/;
-
-/** The lanes as a shopper names them; the technical view keeps the parts' own names. */
-const PLAIN_LANE: Record<string, string> = { app: "shop" };
-const laneName = (lane: string, technical: boolean) => (technical ? lane : (PLAIN_LANE[lane] ?? lane));
+/** The lanes as a shopper names them (the app is "the shop"); the technical view keeps the parts' own names. */
+const laneName = (lane: string, technical: boolean) => (!technical && lane === "app" ? "shop" : lane);
 
 /** A step's words in the chosen view. */
 const wordsOf = (step: Step, technical: boolean) => (technical ? step.label : step.plain);
@@ -87,18 +80,19 @@ function wrap(text: string, width: number): string[] {
 const seconds = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
 
 /** Times from the moment request #1 arrived (the browser's attempts count from the moment it left). */
-export function rebased(steps: Step[]): Step[] {
+function rebased(steps: Step[]): Step[] {
   const zero = steps.find((s) => s.from === "browser")?.t ?? steps[0]?.t ?? 0;
   return steps.map((s) => ({ ...s, t: Math.round((s.t - zero) * 10) / 10 }));
 }
 
-type Row = { kind: "step"; step: Step; y: number; lines: string[] } | { kind: "break"; y: number; gapMs: number };
+type StepLine = { kind: "step"; step: Step; y: number; lines: string[] };
+type Row = StepLine | { kind: "break"; y: number; gapMs: number };
 
 /** Where each wait is drawn: from the first row at or after its start (its own row if none) down to its own row, where it ended. */
 function waitBars(rows: Row[]): { from: number; to: number; ms: number }[] {
-  const steps = rows.filter((r): r is Extract<Row, { kind: "step" }> => r.kind === "step");
+  const steps = rows.filter((r): r is StepLine => r.kind === "step");
   return steps.flatMap((row) => {
-    const ms = Number(WAIT.exec(row.step.label)?.[1] ?? NaN);
+    const ms = Number(WAITED.exec(row.step.label)?.[1] ?? NaN);
     if (Number.isNaN(ms)) return [];
     const start = steps.find((r) => r.step.t >= row.step.t - ms) ?? row;
     return [{ from: Math.min(start.y + FONT / 2, row.y), to: row.y + FONT, ms }];
@@ -121,25 +115,23 @@ function layout(steps: Step[], technical: boolean): { rows: Row[]; height: numbe
   return { rows, height: y + 8 };
 }
 
-export function SequenceDiagram({
-  steps: recorded,
-  title,
-  id,
-  technical,
-}: {
+type DiagramProps = {
   steps: Step[];
   title: string;
   id: string;
   /** The middleware's own terms instead of plain words. */
   technical: boolean;
-}) {
+};
+
+export function SequenceDiagram({ steps: recorded, title, id, technical }: DiagramProps) {
   const steps = rebased(recorded);
-  const lanes = steps.some((s) => s.from === "completer" || s.to === "completer") ? ALL_LANES : BASE_LANES;
-  const laneX = (lane: string) => TIME_WIDTH + LANE_GAP / 2 + lanes.indexOf(lane as never) * LANE_GAP;
-  const lanesRight = TIME_WIDTH + lanes.length * LANE_GAP;
-  const width = lanesRight + LABEL_WIDTH;
   const { rows, height } = layout(steps, technical);
   const waits = waitBars(rows);
+  const shows = shown(steps, rows, waits.length > 0);
+  const lanes = LANES.filter((lane) => shows.completer || lane !== "completer");
+  const laneX = (lane: string) => TIME_WIDTH + LANE_GAP / 2 + lanes.indexOf(lane as Lane) * LANE_GAP;
+  const lanesRight = TIME_WIDTH + lanes.length * LANE_GAP;
+  const width = lanesRight + LABEL_WIDTH;
   const marker = `arrow-${id}`;
   return (
     <figure className={`sequence ${styles.figure}`}>
@@ -227,7 +219,7 @@ export function SequenceDiagram({
       </div>
       <StepList rows={rows} technical={technical} />
       <figcaption className="visually-hidden">{title}</figcaption>
-      <Legend shows={shown(steps, rows, waits.length > 0)} technical={technical} />
+      <Legend shows={shows} technical={technical} />
       <details className="steps-details">
         <summary className="small">Every step as text ({steps.length})</summary>
         <table className="table steps-table">
@@ -258,11 +250,7 @@ export function SequenceDiagram({
   );
 }
 
-/**
- * The steps as a list, top to bottom, for a card too narrow for the drawing
- * (CSS shows one or the other): the same rows, breaks and words, each step
- * with who sends it to whom.
- */
+/** The same rows as a list, for a card too narrow for the drawing (CSS shows one or the other). */
 function StepList({ rows, technical }: { rows: Row[]; technical: boolean }) {
   return (
     <ol className={styles.steps}>
@@ -272,7 +260,7 @@ function StepList({ rows, technical }: { rows: Row[]; technical: boolean }) {
             … {seconds(row.gapMs)} later …
           </li>
         ) : (
-          <li key={i} className={WAIT.test(row.step.label) ? `${styles.step} ${styles.waited}` : styles.step}>
+          <li key={i} className={WAITED.test(row.step.label) ? `${styles.step} ${styles.waited}` : styles.step}>
             <span className={styles.when}>{row.step.t.toFixed(0)} ms</span>
             <span className={styles.lanes}>
               {row.step.from === row.step.to
@@ -287,22 +275,10 @@ function StepList({ rows, technical }: { rows: Row[]; technical: boolean }) {
   );
 }
 
-function StepRow({
-  row,
-  x1,
-  x2,
-  labelX,
-  marker,
-}: {
-  row: Extract<Row, { kind: "step" }>;
-  x1: number;
-  x2: number;
-  labelX: number;
-  marker: string;
-}) {
+function StepRow({ row, x1, x2, labelX, marker }: { row: StepLine; x1: number; x2: number; labelX: number; marker: string }) {
   const { step, y, lines } = row;
   const arrowY = y + FONT - 4;
-  const color = step.from === "completer" || step.to === "completer" ? COLOR.completer : x1 === x2 ? COLOR.inside : COLOR.arrow;
+  const color = touchesCompleter(step) ? COLOR.completer : x1 === x2 ? COLOR.inside : COLOR.arrow;
   return (
     <g>
       <text x={TIME_WIDTH - 8} y={y + FONT - 1} textAnchor="end" fill={COLOR.muted}>
@@ -333,24 +309,18 @@ function StepRow({
 }
 
 /** What a legend entry explains, and whether this run shows it. */
-type Shown = {
-  fence: boolean;
-  takeover: boolean;
-  recoveryPoint: boolean;
-  pause: boolean;
-  loop: boolean;
-  completer: boolean;
-  wait: boolean;
-};
+type Shown = ReturnType<typeof shown>;
 
-function shown(steps: Step[], rows: Row[], wait: boolean): Shown {
+const touchesCompleter = (s: Step) => s.from === "completer" || s.to === "completer";
+
+function shown(steps: Step[], rows: Row[], wait: boolean) {
   return {
-    fence: steps.some((s) => /\bfence \d/.test(s.label)),
-    takeover: steps.some((s) => /^key takeover/.test(s.label)),
-    recoveryPoint: steps.some((s) => s.label.includes("recovery point") || s.label.startsWith("phase ")),
+    fence: has(steps, /\bfence \d/),
+    takeover: has(steps, /^key takeover/),
+    recoveryPoint: has(steps, /recovery point|^phase /),
     pause: rows.some((r) => r.kind === "break"),
     loop: steps.some((s) => s.from === s.to),
-    completer: steps.some((s) => s.from === "completer" || s.to === "completer"),
+    completer: steps.some(touchesCompleter),
     wait,
   };
 }

@@ -15,8 +15,6 @@ import type { BrowserAttempt } from "./run-scenario";
 
 type Step = LabReport["steps"][number];
 
-export type Story = { shopper: string; trouble: string; key: string; cost: string };
-
 export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 const times = (n: number) => (n === 1 ? "once" : n === 2 ? "twice" : `${n} times`);
@@ -25,9 +23,10 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 const REQUEST = /^request #(\d+):/;
 const ANSWER = /^answer to #(\d+)/;
-const WAITED = /^waited (\d+) ms for the key/;
+/** A duplicate's wait for the key, as the middleware reported it (recorded at the moment it ended). */
+export const WAITED = /^waited (\d+) ms for the key/;
 
-const has = (steps: Step[], pattern: RegExp) => steps.some((s) => pattern.test(s.label));
+export const has = (steps: Step[], pattern: RegExp) => steps.some((s) => pattern.test(s.label));
 const count = (steps: Step[], pattern: RegExp) => steps.filter((s) => pattern.test(s.label)).length;
 
 /** What the browser sent, and each retry it made after an answer it did not get or could not use. */
@@ -156,7 +155,6 @@ function keyStory(report: LabReport, target: LabTarget, requests: number): strin
       "The shop keeps the id of every notice it applied: the second delivery was recognised and nothing was refunded twice in its books.",
     );
   if (attention) {
-    const tries = plural(attention.attempts, "time");
     // Only once the completer gave up: a completer that finished a crashed payment on its own is told above.
     if (attention.finished && has(steps, /^completer gives up after/))
       said.push(
@@ -164,7 +162,7 @@ function keyStory(report: LabReport, target: LabTarget, requests: number): strin
       );
     else if (attention.needsAttention)
       said.push(
-        `The key kept the payment open after the shopper left: the completer tried ${tries}, then gave up; it waits for an operator.`,
+        `The key kept the payment open after the shopper left: the completer tried ${plural(attention.attempts, "time")}, then gave up; it waits for an operator.`,
       );
   }
   return said.length > 0 ? said.join(" ") : "One key for the purchase: nothing had to be repeated.";
@@ -194,7 +192,7 @@ function cost(report: LabReport): string {
   return text;
 }
 
-export function storyOf(scenario: LabScenario, report: LabReport, attempts: BrowserAttempt[], target: LabTarget): Story {
+export function storyOf(scenario: LabScenario, report: LabReport, attempts: BrowserAttempt[], target: LabTarget) {
   const requests = attempts.filter((a) => a.outcome === "sent").length;
   return {
     shopper: shopper(scenario, attempts, target),
