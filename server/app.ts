@@ -108,7 +108,12 @@ export function createApp({ settings, pool, eventLog = createEventLog(() => pool
     webhooks: webhooksRouter,
     checkout: checkoutRouter,
     admin: adminRouter,
-    lab: createLabRouter(settings.DEMO_MODE, settings.PORT, () => pspUrl(settings)),
+    lab: createLabRouter({
+      enabled: settings.DEMO_MODE,
+      port: settings.PORT,
+      pspUrl: () => pspUrl(settings),
+      runsPerMinute: settings.LAB_RUNS_PER_MINUTE,
+    }),
   });
   const registry = createRegistry(appRouter);
 

@@ -196,6 +196,11 @@ const schema = z.object({
    */
   STOREFRONT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).default(60),
   /**
+   * Failure-lab runs started per minute, across instances (demo mode only; anyone may start one,
+   * so there is no switch to turn the limit off). Past it a 429 with Retry-After.
+   */
+  LAB_RUNS_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  /**
    * The most unexpired idempotency keys one tenant may hold (each keeps a stored answer for
    * IDEMPOTENCY_TTL_MS); past it a request with a new key gets a 429 until keys expire, while a
    * retry of a key it holds still gets its stored answer. Counted at most every 10 s per instance,

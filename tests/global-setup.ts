@@ -56,6 +56,8 @@ export default async function setup(project: TestProject) {
   // Every file's in-process storefront checkouts come from one address ("unknown"), counted in one database by files
   // running side by side: the per-address budget is tested where a file sets it (tenant-limits.test.ts).
   process.env.STOREFRONT_REQUESTS_PER_MINUTE ??= "0";
+  // Likewise every file's failure-lab runs: the per-minute limit is tested where a file sets it (tests/lab/scoping.test.ts).
+  process.env.LAB_RUNS_PER_MINUTE ??= "1000000";
   project.provide("databaseUrl", db.value.db.url);
   project.provide("directDatabaseUrl", db.value.direct);
   project.provide("pspUrl", psp.value.url);

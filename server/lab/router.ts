@@ -38,8 +38,17 @@ async function runOf(sql: Sql, id: string): Promise<LabRun> {
 
 const eventIdOf = (run: LabRun) => `evt_lab_${run.id}`;
 
-/** `port`: where this server listens, so the provider's webhook comes back to this instance. */
-export function createLabRouter(enabled: boolean, port: number, pspUrl: () => string) {
+type LabRouterOptions = {
+  /** Demo mode: off, every procedure answers 404. */
+  enabled: boolean;
+  /** Where this server listens, so the provider's webhook comes back to this instance. */
+  port: number;
+  pspUrl: () => string;
+  /** LAB_RUNS_PER_MINUTE: runs started per minute across instances (anyone may start one). */
+  runsPerMinute: number;
+};
+
+export function createLabRouter({ enabled, port, pspUrl, runsPerMinute }: LabRouterOptions) {
   /** Exists only in demo mode: the lab's switches and its unprotected twin are never reachable elsewhere. */
   const demoProcedure = publicProcedure.use(({ next }) => {
     if (!enabled) throw notFound();
@@ -55,7 +64,7 @@ export function createLabRouter(enabled: boolean, port: number, pspUrl: () => st
         }),
       )
       .mutation(async ({ ctx, input }) => {
-        const run = await createRun(ctx.pool, scenarioById(input.scenario)!, input.target);
+        const run = await createRun(ctx.pool, scenarioById(input.scenario)!, input.target, { perMinute: runsPerMinute });
         return { runId: run.id, key: labKeyOf(run.id), destination: run.scenario.destination };
       }),
 

@@ -62,10 +62,11 @@ export type LabRun = {
 const KEEP_RUNS_MS = 24 * 60 * 60 * 1000;
 /**
  * Anyone may start a run (the lab needs no sign-in), so runs are bounded: at
- * most this many kept (the oldest go first) and this many started per minute.
+ * most `kept` kept (the oldest go first) and `perMinute` started per minute
+ * across instances (LAB_RUNS_PER_MINUTE).
  */
-const LAB_RUN_LIMITS: LabRunLimits = { kept: 200, perMinute: 30 };
-export type LabRunLimits = { kept: number; perMinute: number };
+export type LabRunLimits = { kept?: number; perMinute: number };
+const KEPT_RUNS = 200;
 /** Serialises starts across instances, so the per-minute count is exact. */
 const START_LOCK = 0x1ab5_7a27;
 
@@ -78,7 +79,7 @@ let seq = 0;
 const nowMs = () => performance.timeOrigin + performance.now();
 
 /** A new run; a 429 once `limits.perMinute` runs started within the last minute. */
-export async function createRun(pool: Database, scenario: LabScenario, target: LabTarget, limits = LAB_RUN_LIMITS): Promise<LabRun> {
+export async function createRun(pool: Database, scenario: LabScenario, target: LabTarget, limits: LabRunLimits): Promise<LabRun> {
   const id = randomBytes(9).toString("base64url").replace(/[-_]/g, "x");
   const run: LabRun = { id, scenario, target, startedMs: nowMs(), faults: scenario.faults, sql: pool.sql };
   await pool.begin(async (tx) => {
@@ -92,7 +93,7 @@ export async function createRun(pool: Database, scenario: LabScenario, target: L
     await tx`
       delete from lab_runs
       where created_at < now() - ${KEEP_RUNS_MS}::float8 * interval '1 millisecond'
-         or id in (select id from lab_runs order by created_at desc, id offset ${limits.kept - 1})`;
+         or id in (select id from lab_runs order by created_at desc, id offset ${(limits.kept ?? KEPT_RUNS) - 1})`;
     await tx`insert into lab_runs (id, scenario, target, faults, started_ms) values (${run.id}, ${scenario.id}, ${target}, ${JSON.stringify(scenario.faults)}::jsonb, ${run.startedMs})`;
   });
   return run;

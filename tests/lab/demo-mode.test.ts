@@ -11,6 +11,9 @@ import { DEMO_TENANT } from "../../db/seed";
 import { app, type App } from "../../server/app";
 import { DEMO_ADMIN_PASSWORD } from "../../server/env";
 import { createRun } from "../../server/lab/runs";
+
+/** Runs this file starts directly, apart from the public start's limit. */
+const ANY_RATE = { perMinute: Number.MAX_SAFE_INTEGER };
 import { LAB_RUN_HEADER, LabTarget, labKeyOf, scenarioById } from "../../server/lab/scenarios";
 import { appWith } from "../support/app";
 
@@ -47,7 +50,7 @@ const paymentsUnder = (key: string) =>
 describe("demo mode off", () => {
   it("answers 404 for every lab procedure, before reading its input", async () => {
     expect(app.settings.DEMO_MODE).toBe(false);
-    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);
+    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive, ANY_RATE);
     const answers = await Promise.all([
       post("lab.start", { scenario: "double-click", target: "protected" }, {}, app),
       post("lab.start", { scenario: "no such scenario", extra: true }, {}, app),
@@ -64,7 +67,7 @@ describe("demo mode off", () => {
   });
 
   it("ignores a Lab-Run header: the run's switch stays armed (and the storefront is off)", async () => {
-    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected, ANY_RATE);
     const res = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: run.id, "idempotency-key": labKeyOf(run.id) }, app);
     expect(res.status).toBe(404);
     expect(await runRow(run.id)).toEqual({ faults: { loseAnswer: true }, naive_payment_ids: [], steps: 0 });
@@ -76,7 +79,7 @@ describe("demo mode on", () => {
     const started = await post("lab.start", { scenario: "lost-answer", target: "protected" });
     expect(started.status).toBe(200);
     const { runId, key } = JSON.parse(await started.text()).result.data as { runId: string; key: string };
-    const other = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
+    const other = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected, ANY_RATE);
 
     const first = await post("checkout.pay", await cart(), { [LAB_RUN_HEADER]: runId, "idempotency-key": key });
     await expect(first.text()).rejects.toThrow();
@@ -102,7 +105,7 @@ describe("demo mode on", () => {
 
   it("keeps the twin inside a naive lab run: without one it is a 404", async () => {
     expect((await post("lab.naivePay", await cart())).status).toBe(404);
-    const protectedRun = await createRun(database(), scenarioById("double-click")!, LabTarget.Protected);
+    const protectedRun = await createRun(database(), scenarioById("double-click")!, LabTarget.Protected, ANY_RATE);
     expect((await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: protectedRun.id })).status).toBe(404);
   });
 });

@@ -11,6 +11,9 @@ import { describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { DEMO_TENANT } from "../../db/seed";
 import { createRun } from "../../server/lab/runs";
+
+/** Runs this file starts directly, apart from the public start's limit. */
+const ANY_RATE = { perMinute: Number.MAX_SAFE_INTEGER };
 import { LAB_RUN_HEADER, LabTarget, scenarioById } from "../../server/lab/scenarios";
 import { chargesFor, deliver, newPayment, paymentsForKey, signed } from "../payments/support";
 import { newTenant } from "../support/api";
@@ -90,7 +93,7 @@ describe("a lab webhook at the REST edge", () => {
     signed({ id: `evt_lab_${runId}`, type: "charge.refunded", data: { paymentId, amount: "1.00" } });
 
   it("is drawn into its run: applied once, then recognised as a duplicate", async () => {
-    const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected, ANY_RATE);
     const paid = await newPayment(await newTenant("lab-webhook"));
     const { raw, signature } = refundOf(run.id, paid.id);
     expect((await deliver(raw, signature, demo)).status).toBe(200);
@@ -102,7 +105,7 @@ describe("a lab webhook at the REST edge", () => {
   });
 
   it("with demo mode off: processed as any event, and nothing is drawn", async () => {
-    const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("webhook-twice")!, LabTarget.Protected, ANY_RATE);
     const paid = await newPayment(await newTenant("lab-webhook-off"));
     const { raw, signature } = refundOf(run.id, paid.id);
     const answer = await deliver(raw, signature);

@@ -9,6 +9,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../db/client";
 import { createRun } from "../../server/lab/runs";
+
+/** Runs this file starts directly, apart from the public start's limit. */
+const ANY_RATE = { perMinute: Number.MAX_SAFE_INTEGER };
 import { LAB_RUN_HEADER, LabTarget, labKeyOf, scenarioById } from "../../server/lab/scenarios";
 import { signWebhook } from "../../server/psp/stand-in";
 import { newPayment, PAYMENT, paymentsWhere } from "../payments/support";
@@ -44,7 +47,7 @@ beforeAll(async () => {
 
 describe("Lab-Run", () => {
   it("on a tenant's own payments.create: ignored — the answer arrives, the run's switch stays armed, nothing is recorded", async () => {
-    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected, ANY_RATE);
     const res = await post("payments.create", PAYMENT, {
       authorization: `Bearer ${tenant.token}`,
       "idempotency-key": newKey("scoped"),
@@ -56,7 +59,7 @@ describe("Lab-Run", () => {
   });
 
   it("on the checkout under another key than the run's, or in a batch: ignored", async () => {
-    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected);
+    const run = await createRun(database(), scenarioById("lost-answer")!, LabTarget.Protected, ANY_RATE);
     const other = await post("checkout.pay", await cart(), { "idempotency-key": newKey("not-the-run"), [LAB_RUN_HEADER]: run.id });
     expect(other.status).toBe(200);
     await other.text();
@@ -80,7 +83,7 @@ describe("the twin's webhook", () => {
   const signed = (body: string) => ({ "psp-signature": signWebhook(body, demo.settings.PSP_WEBHOOK_SECRET) });
 
   it("unsigned or wrongly signed: 401; signed but about another tenant's payment: 404; the payment untouched", async () => {
-    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);
+    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive, ANY_RATE);
     const victim = await newPayment(tenant, "25.00");
     const body = event(run.id, victim.id);
     const answers = [
@@ -94,7 +97,7 @@ describe("the twin's webhook", () => {
   });
 
   it("signed and about the run's own payment: applied (each delivery, as the twin does)", async () => {
-    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive);
+    const run = await createRun(database(), scenarioById("double-click")!, LabTarget.Naive, ANY_RATE);
     const paid = await post("lab.naivePay", await cart(), { [LAB_RUN_HEADER]: run.id });
     expect(paid.status).toBe(200);
     const { paymentId } = JSON.parse(await paid.text()).result.data as { paymentId: string };
