@@ -17,7 +17,7 @@ import { createFreshDatabase } from "../tests/support/database";
 import { median, percentile } from "./measure";
 
 const KEYS = Number(process.env.BENCH_ADMIN_KEYS ?? 1_000_000);
-const TARGET_MS = 50;
+export const ADMIN_TARGET_MS = 50;
 /** Enough calls for a p95 that is not the slowest call: the 19th of 20. */
 const RUNS = 20;
 
@@ -106,12 +106,12 @@ export async function timeAdmin(sql: Sql, sample: AdminSample, write: (line: str
     [OVERVIEW, () => Promise.all([keyCounts({ sql }, {}), keyActivity({ sql }, {})])],
   ];
   const results: AdminTiming[] = [];
-  write(`${"query".padEnd(30)} ${"median ms".padStart(10)} ${"p95 ms".padStart(8)}  target p95 <= ${TARGET_MS} ms\n`);
+  write(`${"query".padEnd(30)} ${"median ms".padStart(10)} ${"p95 ms".padStart(8)}  target p95 <= ${ADMIN_TARGET_MS} ms\n`);
   for (const [name, fn] of cases) {
     const t = await time(name, fn);
     results.push(t);
     write(
-      `${name.padEnd(30)} ${t.median.toFixed(1).padStart(10)} ${t.p95.toFixed(1).padStart(8)}  ${t.p95 <= TARGET_MS ? "met" : "MISSED"}\n`,
+      `${name.padEnd(30)} ${t.median.toFixed(1).padStart(10)} ${t.p95.toFixed(1).padStart(8)}  ${t.p95 <= ADMIN_TARGET_MS ? "met" : "MISSED"}\n`,
     );
   }
   return results;

@@ -63,11 +63,10 @@ export async function burst(
     // Two ledger entries per payment: anything else is a partial or doubled execution.
     executions.push(row!.entries === 2 * row!.payments ? row!.payments : -1);
   }
-  const cpu = cpuUse(cpuFrom, await snapshot(), keys * callers);
   return {
     keys,
     callers,
-    cpu,
+    cpu: cpuUse(cpuFrom, await snapshot(), keys * callers),
     executions: { min: Math.min(...executions), max: Math.max(...executions) },
     divergent,
     winner: summarize(winners, 1),

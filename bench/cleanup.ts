@@ -8,23 +8,16 @@ import type { Sql } from "postgres";
 import { app } from "../server/app";
 import { drive, type Load } from "./measure";
 import { inputFor } from "./scenarios";
+import { seedExpired } from "./sweep";
 import type { Transport } from "./transports";
 
 const EXPIRED = 300_000;
 const TARGET = 0.9;
 
-async function seedExpired(sql: Sql, tag: string) {
-  await sql`
-    insert into idempotency_keys (tenant_id, key, procedure, fingerprint, request, state, response_status, response_body, created_at, expires_at)
-    select 'ten_expired', ${tag} || g, 'bench.wrapped', 'f', 'r', 'completed', 201, '{}', now() - interval '25 hours', now() - interval '1 hour'
-    from generate_series(1, ${EXPIRED}) g`;
-  await sql`analyze idempotency_keys`;
-}
-
 export async function runCleanupBench(sql: Sql, t: Transport, load: Load): Promise<void> {
   const writers = (label: string) =>
     drive(async (n) => void (await t.wrapped(`cleanup-${label}-${n}-${Date.now()}`, inputFor(n), 1)), load);
-  await seedExpired(sql, "warm-");
+  await seedExpired(sql, EXPIRED, "warm-");
   const alone = await writers("alone");
   // The same amount of expired keys for the second window; the first batch was left in place.
   const started = performance.now();

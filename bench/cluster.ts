@@ -27,7 +27,7 @@
  * (the standby's PostgreSQL processes). The `postgres` column is the
  * primary's: the overview's row says what reading the standby takes off it.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { randomUUID } from "node:crypto";
@@ -41,7 +41,9 @@ import { addOperator, OperatorRole } from "../server/admin/operators";
 import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase, freePort } from "../tests/support/database";
 import { client, type Client } from "./http";
+import { machine, proc, TICK_US } from "./cpu";
 import { drive, median, type Load } from "./measure";
+import { table } from "./report";
 
 export type ClusterBenchOptions = { instances: number; load: Load; rounds: number; ha?: boolean };
 
@@ -49,24 +51,12 @@ type Target = { name: string; url: string; prepare: () => Promise<void> };
 type Part = "client" | "app" | "haproxy" | "pgbouncer" | "provider" | "postgres" | "standby" | "other";
 type Measured = { opsPerSec: number; p50: number; p99: number; cpuUs: Record<Part, number> };
 
-const TICK_US = 10_000;
-
 /** utime + stime of a process in µs; 0 once it is gone. */
 function processCpu(pid: number | undefined): number {
-  if (!pid) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12])) * TICK_US;
-  } catch {
-    return 0;
-  }
-}
-
-function machineBusy(): number {
-  const fields = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
-  return (user + nice + system + irq + softirq + steal) * TICK_US;
+  const stat = pid ? proc(`${pid}/stat`) : undefined;
+  if (stat === undefined) return 0;
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * TICK_US;
 }
 
 export async function runClusterBench(options: ClusterBenchOptions): Promise<string> {
@@ -136,7 +126,7 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
     const snapshot = async (): Promise<Record<Part, number> & { machine: number }> => {
       const pids = c.pids();
       const [pg, replica] = await Promise.all([postgresPids(), standbyPids()]);
-      const parts = {
+      return {
         client: processCpu(process.pid),
         app: [...pids.instances, direct.pid()].reduce((n: number, pid) => n + processCpu(pid), 0),
         haproxy: processCpu(pids.haproxy),
@@ -145,8 +135,8 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
         postgres: pg.reduce((n, pid) => n + processCpu(pid), 0),
         standby: replica.reduce((n, pid) => n + processCpu(pid), 0),
         other: 0,
+        machine: machine()!.busy,
       };
-      return { ...parts, machine: machineBusy() };
     };
 
     const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
@@ -208,17 +198,16 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
         const h = client(target.url, options.load.concurrency);
         http.push(h);
         for (const scenario of scenarios) {
-          let from: Awaited<ReturnType<typeof snapshot>> | undefined;
-          let to: Awaited<ReturnType<typeof snapshot>> | undefined;
+          // drive takes a snapshot at each edge of its window: the topology's, kept here.
+          const edges: Awaited<ReturnType<typeof snapshot>>[] = [];
           const sample = await drive(scenario.op(h), {
             ...options.load,
             cpu: async () => {
-              const s = await snapshot();
-              if (from) to = s;
-              else from = s;
+              edges.push(await snapshot());
               return { self: 0, loop: performance.eventLoopUtilization() };
             },
           });
+          const [from, to] = edges;
           const ops = Math.max(1, sample.count);
           const cpuUs = {} as Record<Part, number>;
           for (const part of PARTS) cpuUs[part] = (to![part] - from![part]) / ops;
@@ -253,17 +242,13 @@ export async function runClusterBench(options: ClusterBenchOptions): Promise<str
       }
     }
     const header = ["scenario", "configuration", "ops/s", "p50 ms", "p99 ms", "vs direct", ...PARTS.map((p) => `${p} µs`)];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const line = (r: string[]) => r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ");
     const seconds = ((performance.now() - started) / 1000).toFixed(0);
     return [
       `Cluster bench: PostgreSQL ${version} (${ha ? "Patroni: a primary and a standby" : process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
         `concurrency ${options.load.concurrency}, median of ${options.rounds} rounds of ${options.load.durationMs / 1000} s (+${options.load.warmupMs / 1000} s warm-up), ${seconds} s in all`,
       `CPU columns: microseconds of CPU per operation, per process group (app = the instances;${ha ? " postgres = the primary's PostgreSQL, standby = the standby's;" : ""} other = the rest of the machine).`,
       "",
-      line(header),
-      widths.map((w) => "-".repeat(w)).join("  "),
-      ...rows.map(line),
+      table(header, rows, new Set(header.map((_, i) => i).slice(2))),
       "",
     ].join("\n");
   } finally {

@@ -45,17 +45,23 @@ export function selfSnapshot(): CpuSnapshot {
 }
 
 /** /proc reports in clock ticks; USER_HZ is 100 on every Linux build Node supports. */
-const TICK_US = 10_000;
+export const TICK_US = 10_000;
 
-function machine(): { busy: number; total: number } | undefined {
+/** A file of /proc; undefined where it cannot be read (not Linux, or a process that has ended). */
+export function proc(path: string): string | undefined {
   try {
-    const fields = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
-    const busy = user + nice + system + irq + softirq + steal;
-    return { busy: busy * TICK_US, total: (busy + idle + iowait) * TICK_US };
+    return readFileSync(`/proc/${path}`, "utf8");
   } catch {
     return undefined;
   }
+}
+
+export function machine(): { busy: number; total: number } | undefined {
+  const fields = proc("stat")?.split("\n", 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  if (!fields) return undefined;
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy: busy * TICK_US, total: (busy + idle + iowait) * TICK_US };
 }
 
 /**
@@ -65,12 +71,8 @@ function machine(): { busy: number; total: number } | undefined {
  * to 16 × 10 ms, about a hundred fresh keys' PostgreSQL CPU in a 2 s window.
  */
 function onCpu(pid: number): number | undefined {
-  try {
-    const ns = Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ", 1)[0]);
-    return Number.isFinite(ns) ? ns / 1000 : undefined;
-  } catch {
-    return undefined;
-  }
+  const ns = Number(proc(`${pid}/schedstat`)?.split(" ", 1)[0]);
+  return Number.isFinite(ns) ? ns / 1000 : undefined;
 }
 
 /** Each PostgreSQL process's CPU so far (µs) and when it started (µs since boot). */
@@ -78,23 +80,16 @@ export type PostgresProcesses = Map<number, { cpu: number; start: number }>;
 
 /** Microseconds since boot, on the clock /proc gives process start times in. */
 function sinceBoot(): number | undefined {
-  try {
-    return Number(readFileSync("/proc/uptime", "utf8").split(" ", 1)[0]) * 1_000_000;
-  } catch {
-    return undefined;
-  }
+  const uptime = proc("uptime");
+  return uptime === undefined ? undefined : Number(uptime.split(" ", 1)[0]) * 1_000_000;
 }
 
 /** The given PostgreSQL processes as they stand; undefined when none is on this machine (a remote server). */
 function postgres(pids: number[]): PostgresProcesses | undefined {
   const seen: PostgresProcesses = new Map();
   for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    } catch {
-      continue; // ended since it was listed, or not on this machine
-    }
+    const stat = proc(`${pid}/stat`);
+    if (stat === undefined) continue; // ended since it was listed, or not on this machine
     const close = stat.lastIndexOf(")");
     if (!stat.slice(stat.indexOf("(") + 1, close).startsWith("postgres")) continue;
     const f = stat.slice(close + 2).split(" ");
@@ -107,9 +102,9 @@ function postgres(pids: number[]): PostgresProcesses | undefined {
  * PostgreSQL's CPU between two snapshots, process by process: a process
  * seen at both edges adds what it used in between, and one that started
  * inside the window adds all it used. Summing the totals at each edge
- * instead (as this once did) subtracts the whole life of a process that
- * ended in the window and adds the whole life of one first listed at the
- * second edge; neither belongs to the window. A process that ended in the
+ * instead would subtract the whole life of a process that ended in the
+ * window and add the whole life of one first listed at the second edge;
+ * neither belongs to the window. A process that ended in the
  * window is lost either way: the pool keeps its connections, so those are
  * rare (an autovacuum worker).
  */
@@ -190,22 +185,19 @@ export type CpuUse = {
 };
 
 export function cpuUse(from: CpuSnapshot, to: CpuSnapshot, ops: number): CpuUse {
+  const used = (key: "main" | "total" | "busy" | "also" | "statements") =>
+    to[key] !== undefined && from[key] !== undefined ? to[key] - from[key] : undefined;
+  const perOp = (v: number | undefined) => (v === undefined ? undefined : v / ops);
   const self = to.self - from.self;
-  const main = to.main !== undefined && from.main !== undefined ? to.main - from.main : undefined;
   const pg = to.postgres && from.postgres && from.at !== undefined ? postgresUsed(from.postgres, to.postgres, from.at) : undefined;
-  const total = to.total !== undefined && from.total !== undefined ? to.total - from.total : undefined;
-  const busy = to.busy !== undefined && from.busy !== undefined ? to.busy - from.busy : undefined;
-  const also = to.also !== undefined && from.also !== undefined ? to.also - from.also : undefined;
-  const other = busy !== undefined && total && pg !== undefined ? Math.max(0, busy - self - pg - (also ?? 0)) / total : undefined;
-  const loopBusy = performance.eventLoopUtilization(to.loop, from.loop).utilization;
-  const statements = to.statements !== undefined && from.statements !== undefined ? (to.statements - from.statements) / ops : undefined;
+  const [total, busy, also] = [used("total"), used("busy"), used("also")];
   return {
     selfUs: self / ops,
-    mainUs: main === undefined ? undefined : main / ops,
-    loopBusy,
-    postgresUs: pg === undefined ? undefined : pg / ops,
-    otherShare: other,
-    statementsPerOp: statements,
-    alsoUs: also === undefined ? undefined : also / ops,
+    mainUs: perOp(used("main")),
+    loopBusy: performance.eventLoopUtilization(to.loop, from.loop).utilization,
+    postgresUs: perOp(pg),
+    otherShare: busy !== undefined && total && pg !== undefined ? Math.max(0, busy - self - pg - (also ?? 0)) / total : undefined,
+    statementsPerOp: perOp(used("statements")),
+    alsoUs: perOp(also),
   };
 }

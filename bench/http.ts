@@ -5,7 +5,7 @@
  * itself (parsing, sockets, the fetch Request/Response objects the REST
  * handler works with), paid alike by every scenario.
  */
-import { Agent, createServer, request, type IncomingMessage, type Server } from "node:http";
+import { Agent, createServer, request, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export type FetchHandler = (req: Request) => Promise<Response>;
@@ -22,7 +22,7 @@ async function readAll(stream: AsyncIterable<Buffer>): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export type Listening = { server: Server; origin: string; close: () => Promise<void> };
+export type Listening = { origin: string; close: () => Promise<void> };
 
 /** Serves `handler` on a free port of 127.0.0.1. */
 export async function serve(handler: FetchHandler): Promise<Listening> {
@@ -42,7 +42,6 @@ export async function serve(handler: FetchHandler): Promise<Listening> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    server,
     origin: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise((resolve) => {

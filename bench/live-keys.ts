@@ -15,9 +15,9 @@
 import { performance } from "node:perf_hooks";
 import { migrate } from "@exactly-once/trpc";
 import type { Sql } from "postgres";
-import { FIRST_PAGE, OVERVIEW, type AdminTiming } from "./admin";
+import { ADMIN_TARGET_MS, FIRST_PAGE, OVERVIEW, type AdminTiming } from "./admin";
 import { median, type Sample } from "./measure";
-import { table, type TransportResult } from "./report";
+import { judged, nodeUs, pgUs, table, type TransportResult } from "./report";
 import type { SweepUnderLoad } from "./sweep";
 
 /** 500,000 rows a statement: each batch commits on its own, so the fill holds no transaction for minutes. */
@@ -25,7 +25,6 @@ const BATCH = 500_000;
 const TENANTS = 100;
 const AT_N_MAX = 1.15;
 const SWEEP_MIN = 2;
-const ADMIN_MAX_MS = 50;
 
 /** Where the filled table waits while the rounds run on the run's own, and where that one waits in turn. */
 const LIVE = "eo_live_keys";
@@ -74,11 +73,9 @@ const seconds = (since: number) => (performance.now() - since) / 1000;
 const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GB`;
 
 /**
- * Builds the second key table: the package's migration in its own schema, the run's keys so far (the replayed ones
- * among them), `live` completed live keys and a tenth as many expired ones, `tenantId` one of the 100 tenants; a
- * progress line a batch. Then VACUUM (ANALYZE), as autovacuum would soon after so many inserts (run now, it cannot
- * land inside a measured window), and a CHECKPOINT, so the fill's dirty pages are written before the rounds
- * instead of during them.
+ * Builds the second key table (see above; the run's replayed keys among those copied), a progress line a batch.
+ * Then VACUUM (ANALYZE), as autovacuum would soon after so many inserts (run now, it cannot land inside a
+ * measured window), and a CHECKPOINT, so the fill's dirty pages are written before the rounds instead of during them.
  */
 export async function fillLiveKeys(sql: Sql, tenantId: string, live: number, log: (line: string) => void): Promise<Fill> {
   await migrate(sql, { schema: LIVE });
@@ -109,10 +106,8 @@ export async function fillLiveKeys(sql: Sql, tenantId: string, live: number, log
 /** Puts `side`'s key table in `public` (if it is not there yet), the other one aside; the filled one starts aside. */
 export async function switchKeyTable(sql: Sql, side: Side): Promise<void> {
   const [from, to] = side === Side.Live ? [LIVE, PARKED] : [PARKED, LIVE];
-  const [{ aside } = { aside: false }] = await sql<
-    { aside: boolean }[]
-  >`select to_regclass(${`${from}.idempotency_keys`}) is not null as aside`;
-  if (!aside) return;
+  const [row] = await sql<{ aside: boolean }[]>`select to_regclass(${`${from}.idempotency_keys`}) is not null as aside`;
+  if (!row?.aside) return;
   // One simple query is one transaction: no moment without a key table in public.
   await sql.unsafe(`alter table public.idempotency_keys set schema ${to}; alter table ${from}.idempotency_keys set schema public`).simple();
 }
@@ -126,14 +121,10 @@ export function describeFill(fill: Fill): string {
   );
 }
 
-type Ratio = { transport: string; name: string; value: number; max?: number; min?: number };
-
 /** Passes of the usual rounds on each side, each a result per transport. */
 export type Passes = Record<Side, TransportResult[][]>;
 
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
-const pgUs = (s: Sample) => s.cpu?.postgresUs;
-const nodeUs = (s: Sample) => s.cpu?.selfUs;
 
 /** A metric's mean over the passes at N over its mean over the passes at 0 (@N @0 @0 @N: a steady drift cancels). */
 function atNOver0(passes: Passes, transport: string, scenario: (r: TransportResult) => Sample, of: (s: Sample) => number | undefined) {
@@ -145,33 +136,25 @@ function atNOver0(passes: Passes, transport: string, scenario: (r: TransportResu
 /** The @N/@0 rows of each transport, the sweep's rate over the writers', and the dashboard's p95s at N. */
 export function renderLiveKeys(passes: Passes, sweep: SweepUnderLoad, admin: AdminTiming[], live: number): string {
   const n = live.toLocaleString("en-US");
-  const rows: Ratio[] = passes.empty[0]!.flatMap(({ transport }) => {
-    const row = (name: string, scenario: (r: TransportResult) => Sample, side: "pg" | "node"): Ratio => ({
+  const rows = passes.empty[0]!.flatMap(({ transport }) => {
+    const row = (name: string, scenario: (r: TransportResult) => Sample, side: "pg" | "node") => [
       transport,
-      name: `${name} @${n}/@0 ${side} us/op`,
-      value: atNOver0(passes, transport, scenario, side === "pg" ? pgUs : nodeUs),
-      max: AT_N_MAX,
-    });
+      `${name} @${n}/@0 ${side} us/op`,
+      ...judged(atNOver0(passes, transport, scenario, side === "pg" ? pgUs : nodeUs), AT_N_MAX, true),
+    ];
     const wrapped = (r: TransportResult) => r.writes.subject;
     return [row("wrapped", wrapped, "pg"), row("wrapped", wrapped, "node"), row("replay", (r) => r.reads.subject, "pg")];
   });
   const writeRate = median(sweep.during.map((w) => w.opsPerSec));
-  rows.push({ transport: "in-process", name: "sweep/write rate", value: sweep.deleted / sweep.seconds / writeRate, min: SWEEP_MIN });
+  rows.push(["in-process", "sweep/write rate", ...judged(sweep.deleted / sweep.seconds / writeRate, SWEEP_MIN)]);
   for (const [name, label] of [
     [OVERVIEW, "admin overview p95 ms"],
     [FIRST_PAGE, "admin keys list p95 ms"],
   ] as const) {
-    rows.push({ transport: "in-process", name: `${label} @${n}`, value: admin.find((a) => a.name === name)!.p95, max: ADMIN_MAX_MS });
+    rows.push(["in-process", `${label} @${n}`, ...judged(admin.find((a) => a.name === name)!.p95, ADMIN_TARGET_MS, true)]);
   }
-  const cells = rows.map((r) => {
-    const bound = r.max ?? r.min;
-    const met =
-      Number.isNaN(r.value) || bound === undefined ? "" : (r.max !== undefined ? r.value <= r.max : r.value >= bound) ? "met" : "missed";
-    const target = bound === undefined ? "-" : `${r.max !== undefined ? "<=" : ">="} ${bound.toFixed(2)}`;
-    return [r.transport, r.name, Number.isNaN(r.value) ? "-" : r.value.toFixed(2), target, met];
-  });
   const rates =
     `sweep: ${sweep.deleted.toLocaleString("en-US")} expired keys deleted in ${sweep.seconds.toFixed(1)} s ` +
     `(${Math.round(sweep.deleted / sweep.seconds).toLocaleString("en-US")} rows/s) while writers wrote ${Math.round(writeRate).toLocaleString("en-US")} keys/s`;
-  return `${table(["transport", "ratio", "value", "target", ""], cells, new Set([2]))}\n${rates}\n`;
+  return `${table(["transport", "ratio", "value", "target", ""], rows, new Set([2]))}\n${rates}\n`;
 }

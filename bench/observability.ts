@@ -57,12 +57,7 @@ async function otlpSink(): Promise<{ url: string; close: () => Promise<void> }> 
 type Side = { selfUs: number; postgresUs: number; ops: number };
 type Row = { transport: string; scenario: string; off: Side; on: Side; blocks: number[] };
 
-/**
- * How long each side runs before the other takes over. The CPU this machine
- * spends on the same work drifts by a fifth over seconds (2 s rounds of one
- * side, then the other, spread by ±10–20 % in their on/off ratios, more than
- * the 3 % measured); sides taking turns every 100 ms see the same drift.
- */
+/** How long each side runs before the other takes over: short enough that both see the machine's drift alike. */
 const TURN_MS = 100;
 /** Turns per block: each block's own ratio shows how far the measure still spreads. */
 const BLOCK_TURNS = 20;
@@ -85,14 +80,13 @@ class SideProcess {
     const side = new SideProcess(
       fork(fileURLToPath(new URL("./observed-side.ts", import.meta.url)), { stdio: ["ignore", "inherit", "inherit", "ipc"] }),
     );
-    const ready = side.next();
-    side.child.send(setup);
-    await ready;
+    await side.ask(setup);
     return side;
   }
 
-  private next(): Promise<SideReply> {
-    return new Promise((resolve, reject) => {
+  /** The setup or a command that is answered: the side's CPU so far and its operations. */
+  ask(message: SideSetup | Exclude<SideCommand, { kind: "go" | "pause" }>): Promise<SideReply> {
+    const reply = new Promise<SideReply>((resolve, reject) => {
       const gone = () => reject(new Error("a bench side exited before it answered"));
       this.child.once("exit", gone);
       this.replies.push((reply) => {
@@ -101,12 +95,7 @@ class SideProcess {
         else resolve(reply);
       });
     });
-  }
-
-  /** A command that is answered: the side's CPU so far and its operations. */
-  ask(command: Exclude<SideCommand, { kind: "go" | "pause" }>): Promise<SideReply> {
-    const reply = this.next();
-    this.child.send(command);
+    this.child.send(message);
     return reply;
   }
 
@@ -188,10 +177,8 @@ function render(rows: Row[], setup: string): string {
   const us = (n: number) => n.toFixed(0).padStart(7);
   const lines = [
     `Observability cost (${setup}): CPU per operation, the side's process + PostgreSQL, a process with observation off and one with it on taking turns every ${TURN_MS} ms`,
-  ];
-  lines.push(
     `${"transport".padEnd(11)}${"scenario".padEnd(11)}${"off µs".padStart(8)}${"on µs".padStart(8)}${"node off".padStart(10)}${"node on".padStart(9)}  on/off  blocks' middle half  target`,
-  );
+  ];
   for (const row of rows) {
     const ratio = perOp(row.on) / perOp(row.off);
     // How far the ratios of the run's blocks (2 s each) spread: their interquartile range (none in a run shorter than a block).

@@ -21,7 +21,7 @@ import { closeDatabase } from "../db/client";
 import { app } from "../server/app";
 import { openAppDatabase } from "../server/database";
 import { logger } from "../server/logger";
-import { inputFor, type Stored } from "./scenarios";
+import { fresh, inputFor, replay, type Stored } from "./scenarios";
 import { inProcess, overHttp, type Tenant, type Transport } from "./transports";
 
 export type SideSetup = {
@@ -69,27 +69,16 @@ async function main(setup: SideSetup) {
   let failure: string | undefined;
 
   const start = async (transportName: "in-process" | "http", scenario: "fresh key" | "replay") => {
-    let transport = transports.get(transportName);
-    if (!transport) {
-      transport = transportName === "http" ? await overHttp(setup.tenant, setup.concurrency) : inProcess(setup.tenant);
-      transports.set(transportName, transport);
-    }
-    const t = transport;
+    if (!transports.has(transportName))
+      transports.set(transportName, transportName === "http" ? await overHttp(setup.tenant, setup.concurrency) : inProcess(setup.tenant));
+    const t = transports.get(transportName)!;
     gate.open = false;
     const tag = `${transportName}-${process.pid}-${Date.now()}`;
     let next = 0;
     let ops = 0;
     let stopped = false;
-    const op = async (n: number) => {
-      if (scenario === "fresh key") {
-        const answer = await t.wrapped(`bench-observed-${tag}-${n}`, inputFor(n), 1);
-        if (answer.replayed) throw new Error("a fresh key was answered as a replay");
-      } else {
-        const s = setup.stored[n % setup.stored.length]!;
-        const answer = await t.wrapped(s.key, s.input, 2);
-        if (!answer.replayed) throw new Error(`stored key ${s.key} ran again instead of replaying`);
-      }
-    };
+    const op = (n: number) =>
+      scenario === "fresh key" ? fresh(t, `bench-observed-${tag}-${n}`, inputFor(n)) : replay(t, setup.stored[n % setup.stored.length]!);
     const worker = async () => {
       while (!stopped) {
         if (!gate.open) await new Promise<void>((resolve) => gate.waiters.push(resolve));

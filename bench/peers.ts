@@ -19,7 +19,7 @@ import { Idempotency } from "@node-idempotency/core";
 import { RedisStorageAdapter } from "@node-idempotency/storage-adapter-redis";
 import { createClient } from "@redis/client";
 import type { Sql } from "postgres";
-import type { Load, Sample } from "./measure";
+import { median, type Load, type Sample } from "./measure";
 import { int, table } from "./report";
 import type { PaymentInput } from "./router";
 import { inputFor, interleave, mid } from "./scenarios";
@@ -35,6 +35,8 @@ type Peer = {
 
 /** What a peer wraps: the write (the plain procedure), or nothing at all (to measure the layer alone). */
 type Handler = (input: PaymentInput) => Promise<unknown>;
+
+type LambdaContext = Parameters<IdempotencyConfig["registerLambdaContext"]>[0];
 
 type Redis = { url: string; pid: number; close: () => Promise<void>; peers: (handler: Handler, ttlSeconds: number) => Peer[] };
 
@@ -76,9 +78,7 @@ export async function connectRedis(url: string): Promise<Redis | undefined> {
           expiresAfterSeconds: ttlSeconds,
         });
         // As a Lambda with a timeout of `ttlSeconds` would: an in-progress record is trusted that long, no longer.
-        config.registerLambdaContext({ getRemainingTimeInMillis: () => ttlSeconds * 1000 } as Parameters<
-          IdempotencyConfig["registerLambdaContext"]
-        >[0]);
+        config.registerLambdaContext({ getRemainingTimeInMillis: () => ttlSeconds * 1000 } as LambdaContext);
         return makeIdempotent(async (event: { key: string; input: PaymentInput }) => wrapped(event.input), {
           persistenceStore: new CachePersistenceLayer({ client }),
           config,
@@ -94,10 +94,7 @@ export async function connectRedis(url: string): Promise<Redis | undefined> {
             if (await nodeIdempotency.onRequest(req)) return;
             await nodeIdempotency.onResponse(req, { body: await handler(input) });
           },
-          die: (key, input) => {
-            const req = request(key, input);
-            void nodeIdempotency.onRequest(req).then(() => handler(input));
-          },
+          die: (key, input) => void nodeIdempotency.onRequest(request(key, input)).then(() => handler(input)),
         },
         {
           name: "@aws-lambda-powertools/idempotency + Redis",
@@ -124,11 +121,8 @@ export async function peerWrites(t: Transport, redis: Redis, rounds: number, loa
     { name: "floor (plain + key row)", op: (n) => t.floor(`bench-peers-floor-${run}-${seq++}`, inputFor(n)) },
     ...peers.map((p) => ({ name: p.name, op: (n: number) => p.write(`bench-peers-${run}-${seq++}`, inputFor(n)) })),
   ];
-  const samples = await interleave(
-    sides.map((s) => s.op),
-    rounds,
-    load,
-  );
+  const ops = sides.map((s) => s.op);
+  const samples = await interleave(ops, rounds, load);
   return sides.map((side, i) => ({
     name: side.name,
     sample: mid(samples[i]!),
@@ -165,8 +159,8 @@ function medianDifference(samples: Sample[], base: Sample[]): number | undefined
     const [mine, theirs] = [cpuOf(s), cpuOf(base[round]!)];
     return mine === undefined || theirs === undefined ? undefined : mine - theirs;
   });
-  const known = added.filter((v): v is number => v !== undefined).sort((a, b) => a - b);
-  return known.length ? known[Math.floor(known.length / 2)] : undefined;
+  const known = added.filter((v): v is number => v !== undefined);
+  return known.length ? median(known) : undefined;
 }
 
 export type Crash = { name: string; atOnce: string; afterTtl: string; payments: number };
@@ -230,9 +224,6 @@ export function renderPeers(rows: PeerRow[], alone: (number | undefined)[], cras
     ours === undefined || !Number.isFinite(cheapestAdded) || cheapestAdded <= 0
       ? "-"
       : `${(ours / cheapestAdded).toFixed(2)}x, ${ours <= 2 * cheapestAdded ? "met" : "missed"}`;
-  const crashLines = crashes.map(
-    (c) => `- ${c.name}: a retry at once: ${c.atOnce}; after the record's TTL: ${c.afterTtl}; payments written: ${c.payments}`,
-  );
   return [
     `Peers: ${setup}`,
     "",
@@ -244,7 +235,9 @@ export function renderPeers(rows: PeerRow[], alone: (number | undefined)[], cras
     `By added us/op alone, ours against the cheapest peer's: ${byAdded} (target <= 2x).`,
     "",
     "The process dies after the write committed, before the key's answer is stored (the handler never returns); the same key is retried:",
-    ...crashLines,
+    ...crashes.map(
+      (c) => `- ${c.name}: a retry at once: ${c.atOnce}; after the record's TTL: ${c.afterTtl}; payments written: ${c.payments}`,
+    ),
     "- ours: there is no such moment: the key row commits in the write's own transaction (tests/idempotency/crash.test.ts kills a process mid-request).",
     "",
   ].join("\n");

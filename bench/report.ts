@@ -108,8 +108,8 @@ const predicted = (p: (r: TransportResult) => Pair) => (r: TransportResult) => {
  */
 const cpuRatio = (p: (r: TransportResult) => Pair, of: (s: Sample) => number | undefined) => (r: TransportResult) =>
   median(p(r).rounds.map((round) => (of(round.subject) ?? Number.NaN) / (of(round.base) ?? Number.NaN)));
-const pgUs = (s: Sample) => s.cpu?.postgresUs;
-const nodeUs = (s: Sample) => s.cpu?.selfUs;
+export const pgUs = (s: Sample) => s.cpu?.postgresUs;
+export const nodeUs = (s: Sample) => s.cpu?.selfUs;
 const mainUs = (s: Sample) => s.cpu?.mainUs;
 
 const targets: Target[] = [
@@ -131,34 +131,24 @@ const targets: Target[] = [
   { name: "recoverable/floor node us/op", value: cpuRatio((r) => r.recoverable, nodeUs), min: () => 1.1, max: true },
 ];
 
+/** A ratio's value, its target and whether it was met: `atMost` for a bound from above (lower is better). */
+export function judged(value: number, bound: number | undefined, atMost = false): Row {
+  const target = bound === undefined ? "-" : `${atMost ? "<=" : ">="} ${bound.toFixed(2)}`;
+  const met = bound === undefined || Number.isNaN(value) ? "" : (atMost ? value <= bound : value >= bound) ? "met" : "missed";
+  return [Number.isNaN(value) ? "-" : value.toFixed(2), target, met];
+}
+
 export function render(results: TransportResult[], setup: string): string {
   const statements = results.some((r) => r.writes.subject.cpu?.statementsPerOp !== undefined);
-  const header = [
-    "transport",
-    "scenario",
-    "ops/s",
-    "p50 ms",
-    "p99 ms",
-    "loop",
-    "node us/op",
-    "pg us/op",
-    "other",
-    ...(statements ? ["stmts/op"] : []),
-    "notes",
-  ];
+  const measured = ["ops/s", "p50 ms", "p99 ms", "loop", "node us/op", "pg us/op", "other", ...(statements ? ["stmts/op"] : [])];
+  const header = ["transport", "scenario", ...measured, "notes"];
   const scenarios = table(
     header,
     results.flatMap((r) => scenarioRows(r, statements)),
-    new Set([2, 3, 4, 5, 6, 7, 8, 9].slice(0, statements ? 8 : 7)),
+    new Set(measured.map((_, i) => i + 2)),
   );
   const ratioRows = results.flatMap((r) =>
-    targets.map((t) => {
-      const value = t.value(r);
-      const bound = t.min?.(r.transport);
-      const met = bound === undefined || Number.isNaN(value) ? "" : (t.max ? value <= bound : value >= bound) ? "met" : "missed";
-      const target = bound === undefined ? "-" : `${t.max ? "<=" : ">="} ${bound.toFixed(2)}`;
-      return [r.transport, t.name, Number.isNaN(value) ? "-" : value.toFixed(2), target, met, t.predicted?.(r) ?? "-"];
-    }),
+    targets.map((t) => [r.transport, t.name, ...judged(t.value(r), t.min?.(r.transport), t.max), t.predicted?.(r) ?? "-"]),
   );
   const ratios = table(["transport", "ratio", "value", "target", "", "cpu/op predicts"], ratioRows, new Set([2, 5]));
   const others = results

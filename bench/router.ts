@@ -28,14 +28,21 @@ export const paymentInput = z.object({
 });
 export type PaymentInput = z.infer<typeof paymentInput>;
 
-const readInput = z.object({ id: z.string().min(1) });
-
 const rest = (method: RestMeta["method"], path: `/${string}`, status = 200): { rest: RestMeta } => ({
   rest: { method, path, status, summary: "benchmark", tags: ["bench"] },
 });
 
 /** What caused the ledger entries: exactly one of the two is set (the `ledger_cause` check). */
 type Cause = { idempotencyKey: string; eventId?: undefined } | { eventId: string; idempotencyKey?: undefined };
+
+/** What the writes answer and the read reads back. */
+const answer = {
+  id: payments.id,
+  status: payments.status,
+  amountMinor: payments.amountMinor,
+  currency: payments.currency,
+  createdAt: payments.createdAt,
+};
 
 /** The business write both mutations share, so they differ only in how they are wrapped. */
 export async function recordPayment(tx: Pick<Db, "insert">, tenantId: string, i: PaymentInput, paymentId: string, cause: Cause) {
@@ -52,13 +59,7 @@ export async function recordPayment(tx: Pick<Db, "insert">, tenantId: string, i:
       capture: "automatic",
       idempotencyKey: cause.idempotencyKey ?? null,
     })
-    .returning({
-      id: payments.id,
-      status: payments.status,
-      amountMinor: payments.amountMinor,
-      currency: payments.currency,
-      createdAt: payments.createdAt,
-    });
+    .returning(answer);
   const transactionId = newId("ltx");
   const entry = { tenantId, transactionId, amountMinor: i.amountMinor, currency: i.currency, paymentId, ...cause };
   await tx.insert(ledgerEntries).values([
@@ -154,16 +155,10 @@ export const benchRouter = router({
     }),
   read: tenantProcedure
     .meta(rest("GET", "/bench/read"))
-    .input(readInput)
+    .input(z.object({ id: z.string().min(1) }))
     .query(async ({ ctx, input }) => {
       const [row] = await ctx.db
-        .select({
-          id: payments.id,
-          status: payments.status,
-          amountMinor: payments.amountMinor,
-          currency: payments.currency,
-          createdAt: payments.createdAt,
-        })
+        .select(answer)
         .from(payments)
         .where(and(eq(payments.tenantId, ctx.tenant.id), eq(payments.id, input.id)))
         .limit(1);

@@ -3,21 +3,8 @@
  * real PostgreSQL (DATABASE_URL's server, or an embedded one), in-process and
  * over HTTP. Prints one table and the ratios against their targets; it exits
  * 0 on a missed target (a benchmark reports) and non-zero only when a call
- * fails or the run cannot start. README.md beside this file explains it.
- *
- * Options: --seconds (measured time per run, 2), --warmup (seconds before
- * it, 0.5), --rounds (3), --concurrency (16), --replay-keys (2000),
- * --burst-keys (30), --burst-callers (20), --statements (statements per
- * operation from pg_stat_statements, which the server must preload). `--cluster [--instances N]`
- * measures the scaled-out topology instead (bench/cluster.ts); `--sweep`
- * only the expiry sweep at scale (bench/sweep.ts; --sweep-keys, 1,000,000);
- * `--live-keys N` runs the rounds again on a key table holding N live keys
- * (bench/live-keys.ts);
- * `--observability [--trace-ratio R] [--bare]` only the CPU per operation
- * with metrics and tracing off and on (bench/observability.ts). `--peers`
- * adds the plain write wrapped by two published libraries with Redis
- * (REDIS_URL, redis://127.0.0.1:6379), beside ours and the floor
- * (bench/peers.ts).
+ * fails or the run cannot start. `--help` lists the options, each of the
+ * other modes in a file of its own; README.md beside this file explains it.
  */
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -80,29 +67,18 @@ const config = {
     "replay-keys": { type: "string", default: "2000" },
     "burst-keys": { type: "string", default: "30" },
     "burst-callers": { type: "string", default: "20" },
-    /** A stmts/op column from pg_stat_statements (the server must preload it). */
     statements: { type: "boolean", default: false },
-    /** After the rounds: N live keys (and N/10 expired) in the key table, then the rounds, the dashboard and the sweep at N. */
     "live-keys": { type: "string" },
-    /** Skip the dashboard at 1M keys (about 40 s). */
     "no-admin": { type: "boolean", default: false },
-    /** Skip expiry under load (about 10 s). */
     "no-cleanup": { type: "boolean", default: false },
-    /** HAProxy + PgBouncer with 1 and N instances against one direct instance, instead of the rest. */
     cluster: { type: "boolean", default: false },
     instances: { type: "string", default: "2" },
-    /** With --cluster: the HA database (Patroni, a standby): synchronous against asynchronous commits, and the admin's overview on the standby against the primary. */
     ha: { type: "boolean", default: false },
-    /** Only the expiry sweep at scale: --sweep-keys expired keys deleted while eight writers run. */
     sweep: { type: "boolean", default: false },
     "sweep-keys": { type: "string", default: "1000000" },
-    /** The plain write wrapped by @node-idempotency/core and Powertools' idempotency with Redis, beside ours. */
     peers: { type: "boolean", default: false },
-    /** Only the fresh-key write and the replay with metrics and tracing off and on. */
     observability: { type: "boolean", default: false },
-    /** With --observability: the share of traces recorded (OTEL_TRACES_SAMPLER_ARG), 1 by default. */
     "trace-ratio": { type: "string", default: "1" },
-    /** With --observability: requests outside any AsyncLocalStorage store, as a bare tRPC server runs them (not Next.js). */
     bare: { type: "boolean", default: false },
   },
 } as const;
@@ -118,12 +94,9 @@ function parsedOptions() {
 }
 
 const { values } = parsedOptions();
-const positive = (
-  name: Exclude<
-    keyof typeof values,
-    "no-admin" | "no-cleanup" | "cluster" | "ha" | "sweep" | "observability" | "statements" | "bare" | "peers"
-  >,
-) => {
+/** The options that take a value: every one of them a number. */
+type Numeric = { [K in keyof typeof values]-?: (typeof values)[K] extends boolean ? never : K }[keyof typeof values];
+const positive = (name: Numeric) => {
   const n = Number(values[name]);
   if (!(n > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
   return n;
@@ -162,8 +135,8 @@ async function main() {
   try {
     // The app's own pool: its connections carry the transaction limits from their start, as the server's do.
     const { sql, db } = openAppDatabase(fresh.url, { max: 20, pooled: app.settings.DATABASE_POOLED });
-    // Event batches are written at the window's edges, so each window pays for its own events (replay counts keep their minute).
     if (values.statements) await enableStatements(probe);
+    // Event batches are written at the window's edges, so each window pays for its own events (replay counts keep their minute).
     const also = () => (redis ? [redis.pid] : []);
     const load: Load = {
       ...base,
@@ -172,12 +145,11 @@ async function main() {
     const [{ version } = { version: "?" }] = await sql<{ version: string }[]>`select current_setting('server_version') as version`;
     const { tenant, token } = await createTenant(db, "bench");
     const tenantWithToken = { ...tenant, token };
+    const server = `PostgreSQL ${version} (${app.settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores`;
 
     const local = inProcess(tenantWithToken);
     if (values.sweep) {
-      process.stdout.write(
-        `PostgreSQL ${version} (${app.settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores\n`,
-      );
+      process.stdout.write(`${server}\n`);
       return await runSweepBench(sql, local, load, positive("sweep-keys"));
     }
     const stored = await storeKeys(local, positive("replay-keys"), load.concurrency);
@@ -192,7 +164,6 @@ async function main() {
       const setup = { url: fresh.url, tenant: tenantWithToken, stored, concurrency: load.concurrency, sampleRatio, bare };
       return process.stdout.write(await runObservabilityBench(setup, rounds, load, title));
     }
-    /** The usual rounds, in-process and over HTTP, on the key table as it is. */
     const measureTransports = async (): Promise<TransportResult[]> => {
       const results: TransportResult[] = [];
       for (const make of [async () => local, () => overHttp(tenantWithToken, load.concurrency)]) {
@@ -211,8 +182,7 @@ async function main() {
       return results;
     };
     const setupOf = (since: number, keys: string) =>
-      `PostgreSQL ${version} (${app.settings.DATABASE_URL ? "DATABASE_URL" : "embedded"}), ${availableParallelism()} cores, ` +
-      `concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ` +
+      `${server}, concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ` +
       `${keys}, ${((performance.now() - since) / 1000).toFixed(0)} s in all`;
     const results = await measureTransports();
     process.stdout.write(render(results, setupOf(started, "the run's own keys")));

@@ -1,15 +1,9 @@
 /**
- * The paired scenarios, each side run under the same load:
- * - plain vs wrapped vs floor: the business write alone, through the
- *   middleware with a fresh key per call (the cost of idempotency on a first
- *   attempt), and with only a completed key row added (the least any design
- *   that stores a result can cost);
- * - the recoverable flavour's write (a phase and a call out that does
- *   nothing) vs its floor (the claim committed, then the write and the key's
- *   completion in one transaction);
- * - read vs replay: reading one payment, then replaying a stored key (the
- *   cost of answering a retry from the key table).
- * The burst (many callers, one key) is in burst.ts.
+ * The paired scenarios (the procedures they call: router.ts), each side run
+ * under the same load: plain vs wrapped vs floor (the cost of idempotency on
+ * a first attempt, and the least any design that stores a result can cost),
+ * the recoverable flavour vs its floor, and read vs replay (the cost of
+ * answering a retry from the key table). The burst is in burst.ts.
  */
 import { randomUUID } from "node:crypto";
 import { drive, median, type Load, type Sample } from "./measure";
@@ -25,14 +19,12 @@ export const inputFor = (n: number): PaymentInput => ({
   destination: `acct_bench_${n % 97}`,
 });
 
-const medianOf = (samples: Sample[], of: (s: Sample) => number | undefined): number | undefined => {
-  const values = samples.map(of).filter((v): v is number => v !== undefined);
-  return values.length ? median(values) : undefined;
-};
-
 /** Every metric's median over the rounds (each on its own, so one slow round moves none of them). */
 export function mid(samples: Sample[]): Sample {
-  const m = (of: (s: Sample) => number | undefined) => medianOf(samples, of);
+  const m = (of: (s: Sample) => number | undefined) => {
+    const values = samples.map(of).filter((v): v is number => v !== undefined);
+    return values.length ? median(values) : undefined;
+  };
   return {
     opsPerSec: m((s) => s.opsPerSec)!,
     p50: m((s) => s.p50)!,
@@ -73,12 +65,7 @@ const pair = (bases: Sample[], subjects: Sample[]): Pair => ({
   rounds: bases.map((base, i) => ({ base, subject: subjects[i]! })),
 });
 
-async function compare(
-  base: (n: number) => Promise<void>,
-  subject: (n: number) => Promise<void>,
-  rounds: number,
-  load: Load,
-): Promise<Pair> {
+async function compare(base: (n: number) => Promise<void>, subject: (n: number) => Promise<void>, rounds: number, load: Load) {
   const [bases, subjects] = await interleave([base, subject], rounds, load);
   return pair(bases!, subjects!);
 }
@@ -94,10 +81,7 @@ export async function writes(t: Transport, rounds: number, load: Load): Promise<
   const [plain, wrapped, floor] = await interleave(
     [
       async (n) => void (await t.plain(inputFor(n))),
-      async (n) => {
-        const answer = await t.wrapped(`bench-${t.name}-${run}-${seq++}`, inputFor(n), 1);
-        if (answer.replayed) throw new Error("a fresh key was answered as a replay");
-      },
+      (n) => fresh(t, `bench-${t.name}-${run}-${seq++}`, inputFor(n)),
       (n) => t.floor(`bench-floor-${t.name}-${run}-${seq++}`, inputFor(n)),
     ],
     rounds,
@@ -121,6 +105,16 @@ export async function recoverableWrites(t: Transport, rounds: number, load: Load
 /** Keys completed once, with the payment each created: the replays' keys and the reads' ids. */
 export type Stored = { key: string; input: PaymentInput; paymentId: string }[];
 
+/** A first send of a fresh key: it must run, not replay. */
+export async function fresh(t: Transport, key: string, input: PaymentInput): Promise<void> {
+  if ((await t.wrapped(key, input, 1)).replayed) throw new Error("a fresh key was answered as a replay");
+}
+
+/** A retry of a stored key: it must replay, not run again. */
+export async function replay(t: Transport, s: Stored[number]): Promise<void> {
+  if (!(await t.wrapped(s.key, s.input, 2)).replayed) throw new Error(`stored key ${s.key} ran again instead of replaying`);
+}
+
 export async function storeKeys(t: Transport, count: number, concurrency: number): Promise<Stored> {
   const stored: Stored = [];
   let next = 0;
@@ -140,11 +134,7 @@ export function readVsReplay(t: Transport, stored: Stored, rounds: number, load:
   const at = (n: number) => stored[n % stored.length]!;
   return compare(
     (n) => t.read(at(n).paymentId),
-    async (n) => {
-      const s = at(n);
-      const answer = await t.wrapped(s.key, s.input, 2);
-      if (!answer.replayed) throw new Error(`stored key ${s.key} ran again instead of replaying`);
-    },
+    (n) => replay(t, at(n)),
     rounds,
     load,
   );

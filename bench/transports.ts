@@ -6,7 +6,7 @@
  */
 import { app } from "../server/app";
 import { createCallerFactory } from "../server/trpc";
-import { client, serve } from "./http";
+import { client, serve, type Reply } from "./http";
 import { benchRouter, type PaymentInput } from "./router";
 
 export type Tenant = { id: string; name: string; token: string };
@@ -34,6 +34,7 @@ export function inProcess(tenant: Tenant): Transport {
     const ctx = await app.createContextInner({ tenant, headers });
     return { ctx, caller: createCaller(ctx) };
   };
+  const keyed = (key: string) => call(new Headers({ "Idempotency-Key": key }));
   return {
     name: "in-process",
     plain: async (input) => (await call()).caller.plain(input),
@@ -48,26 +49,16 @@ export function inProcess(tenant: Tenant): Transport {
         replayed: ctx.outcomes.at(-1)?.decision === "replayed",
       };
     },
-    floor: async (key, input) => {
-      await (await call(new Headers({ "Idempotency-Key": key }))).caller.floor(input);
-    },
+    floor: async (key, input) => void (await (await keyed(key)).caller.floor(input)),
     recoverable: async (key, input) => {
       const { ctx, caller } = await call(new Headers({ "Idempotency-Key": key, "Idempotency-Attempt": "1" }));
       await caller.recoverable(input);
       if (ctx.outcomes.at(-1)?.decision === "replayed") throw new Error("a fresh key was answered as a replay");
     },
-    recoverableFloor: async (key, input) => {
-      await (await call(new Headers({ "Idempotency-Key": key }))).caller.recoverableFloor(input);
-    },
-    read: async (id) => {
-      await (await call()).caller.read({ id });
-    },
+    recoverableFloor: async (key, input) => void (await (await keyed(key)).caller.recoverableFloor(input)),
+    read: async (id) => void (await (await call()).caller.read({ id })),
     close: async () => undefined,
   };
-}
-
-function expect(status: number, wanted: number, what: string, body: string) {
-  if (status !== wanted) throw new Error(`${what} answered ${status} (wanted ${wanted}): ${body}`);
 }
 
 export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Transport> {
@@ -75,37 +66,29 @@ export async function overHttp(tenant: Tenant, maxSockets: number): Promise<Tran
   const http = client(listening.origin, maxSockets);
   const auth = { authorization: `Bearer ${tenant.token}` };
   const json = { ...auth, "content-type": "application/json" };
+  /** A request to the bench route `path`, which must answer `wanted`. */
+  const send = async (method: "GET" | "POST", path: string, wanted: number, headers: Record<string, string>, body?: string) => {
+    const r = await http.send(method, `/api${path}`, headers, body);
+    if (r.status !== wanted) throw new Error(`${method} ${path} answered ${r.status} (wanted ${wanted}): ${r.body}`);
+    return r;
+  };
+  const post = (path: string, input: PaymentInput, headers: Record<string, string> = {}) =>
+    send("POST", path, 201, { ...json, ...headers }, JSON.stringify(input));
+  const replayed = (r: Reply) => r.headers["idempotent-replayed"] === "true";
   return {
     name: "http",
-    plain: async (input) => {
-      const r = await http.send("POST", "/api/bench/plain", json, JSON.stringify(input));
-      expect(r.status, 201, "POST /bench/plain", r.body);
-      return r.body;
-    },
+    plain: async (input) => (await post("/bench/plain", input)).body,
     wrapped: async (key, input, attempt) => {
-      const headers = { ...json, "idempotency-key": key, "idempotency-attempt": String(attempt) };
-      const r = await http.send("POST", "/api/bench/wrapped", headers, JSON.stringify(input));
-      expect(r.status, 201, "POST /bench/wrapped", r.body);
-      return { body: r.body, replayed: r.headers["idempotent-replayed"] === "true" };
+      const r = await post("/bench/wrapped", input, { "idempotency-key": key, "idempotency-attempt": String(attempt) });
+      return { body: r.body, replayed: replayed(r) };
     },
-    floor: async (key, input) => {
-      const r = await http.send("POST", "/api/bench/floor", { ...json, "idempotency-key": key }, JSON.stringify(input));
-      expect(r.status, 201, "POST /bench/floor", r.body);
-    },
+    floor: async (key, input) => void (await post("/bench/floor", input, { "idempotency-key": key })),
     recoverable: async (key, input) => {
-      const headers = { ...json, "idempotency-key": key, "idempotency-attempt": "1" };
-      const r = await http.send("POST", "/api/bench/recoverable", headers, JSON.stringify(input));
-      expect(r.status, 201, "POST /bench/recoverable", r.body);
-      if (r.headers["idempotent-replayed"] === "true") throw new Error("a fresh key was answered as a replay");
+      const r = await post("/bench/recoverable", input, { "idempotency-key": key, "idempotency-attempt": "1" });
+      if (replayed(r)) throw new Error("a fresh key was answered as a replay");
     },
-    recoverableFloor: async (key, input) => {
-      const r = await http.send("POST", "/api/bench/recoverable-floor", { ...json, "idempotency-key": key }, JSON.stringify(input));
-      expect(r.status, 201, "POST /bench/recoverable-floor", r.body);
-    },
-    read: async (id) => {
-      const r = await http.send("GET", `/api/bench/read?id=${encodeURIComponent(id)}`, auth);
-      expect(r.status, 200, "GET /bench/read", r.body);
-    },
+    recoverableFloor: async (key, input) => void (await post("/bench/recoverable-floor", input, { "idempotency-key": key })),
+    read: async (id) => void (await send("GET", `/bench/read?id=${encodeURIComponent(id)}`, 200, auth)),
     close: async () => {
       http.close();
       await listening.close();
