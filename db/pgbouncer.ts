@@ -140,10 +140,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  const url = new URL(options.upstreamUrl);
-  url.hostname = "127.0.0.1";
-  url.port = String(options.port);
-  return { url: url.toString(), pid, stop };
+  upstream.hostname = "127.0.0.1";
+  upstream.port = String(options.port);
+  return { url: upstream.toString(), pid, stop };
 }
 
 function listening(logPath: string, from: number, port: number): boolean {

@@ -18,9 +18,6 @@
  * name its own address. Its stats page, when asked for, is read-only, on
  * loopback, and answers only a loopback Host (a DNS-rebinding page sends its
  * own name).
- *
- * A key in the log is JSON-escaped, so a TAB in a key (which the app then
- * refuses) cannot add fields to a log line.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -125,7 +122,6 @@ export function haproxyConfig(options: HaproxyOptions): string {
 
 export type RunningHaproxy = {
   url: string;
-  configPath: string;
   logPath: string;
   child: ChildProcess;
   /** One command of HAProxy's runtime API; resolves with its answer. */
@@ -239,7 +235,6 @@ async function launch(runDir: string, name: string, config: string, where: strin
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
-    configPath,
     logPath,
     child,
     stop: async () => {

@@ -104,7 +104,7 @@ export type HaNode = {
 };
 
 /** The passwords of an HA database, made with it; `credentials.json` in its directory holds them. */
-export type HaCredentials = { postgres: string; replicator: string; etcdRoot: string };
+type HaCredentials = { postgres: string; replicator: string; etcdRoot: string };
 
 export type HaDatabase = {
   /** Through HAProxy to whichever node leads, as `postgres` with its password: what PgBouncer and the migrations use. */
@@ -114,7 +114,6 @@ export type HaDatabase = {
   etcdUrl: string;
   /** The file that holds the passwords (mode 0600). */
   credentialsPath: string;
-  credentials: HaCredentials;
   /** Whether commits wait for the standby now (`setSynchronous` changes it). */
   synchronous: () => boolean;
   /** Switches Patroni's synchronous_mode (in etcd, for the whole cluster) and waits until the cluster runs so. */
@@ -190,7 +189,6 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
       nodes,
       etcdUrl,
       credentialsPath,
-      credentials,
       synchronous: () => synchronous,
       setSynchronous: async (on) => {
         await patchConfig(nodes, rest, { synchronous_mode: on });
@@ -284,9 +282,9 @@ function etcdArgs(ports: HaPorts, dataDir: string): string[] {
   ];
 }
 
-/** A Patroni node's configuration (YAML is a superset of JSON, so JSON it is). */
 type RestCredentials = { username: string; password: string };
 
+/** A Patroni node's configuration (YAML is a superset of JSON, so JSON it is). */
 function patroniConfig(
   name: string,
   ports: { pg: number; rest: number },
