@@ -113,6 +113,21 @@ export function unreachableAncestor(target: string, user: PostgresUser): string 
   }
 }
 
+/**
+ * The private (0700) run directory of `what`, which as root runs as the postgres user (returned, so it can): that
+ * user owns it, and a directory it cannot reach is refused in one line.
+ */
+export function postgresRunDir(runDir: string, what: string): PostgresUser | undefined {
+  const user = postgresUser();
+  const blocked = user && unreachableAncestor(runDir, user);
+  if (blocked)
+    throw new ClusterSetupError(
+      `${what} runs as the postgres user, which cannot reach ${runDir} (${blocked} is not searchable by it): choose a directory under the project cache.`,
+    );
+  makeOwnedDir(runDir, user, 0o700);
+  return user;
+}
+
 /** Creates this checkout's cache directory (as root), refusing one it does not own. */
 function ensureCache(): string {
   const dir = cacheDir();

@@ -11,9 +11,9 @@
 import { spawn } from "node:child_process";
 import { chownSync, closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ClusterSetupError, makeOwnedDir, postgresUser, unreachableAncestor } from "./cluster-home";
+import { ClusterSetupError, postgresRunDir } from "./cluster-home";
 
-export const PGBOUNCER_BINARY = "/usr/sbin/pgbouncer";
+const PGBOUNCER_BINARY = "/usr/sbin/pgbouncer";
 
 export type PgBouncerOptions = {
   /** PostgreSQL itself; PgBouncer logs in to it with this URL's host, port, user and password. */
@@ -24,31 +24,12 @@ export type PgBouncerOptions = {
   runDir: string;
   /** Server connections per database and user (default_pool_size); default 20. */
   poolSize?: number;
-  /** Client connections it accepts in all (max_client_conn); default 200. */
-  maxClientConn?: number;
-  /**
-   * Seconds a client may sit idle inside a transaction before PgBouncer drops
-   * it (idle_transaction_timeout), a net under the app's own SET LOCAL
-   * idle_in_transaction_session_timeout; default 60.
-   */
-  idleTransactionTimeoutS?: number;
-  /**
-   * Seconds a query may wait for a server connection before PgBouncer drops
-   * its client (query_wait_timeout); default 10. PgBouncer queues a query
-   * while PostgreSQL is away instead of failing it, so with its own default
-   * (120 s) a request caught by an outage hangs for two minutes; dropped, the
-   * app answers 503 with Retry-After, as it does without a pooler.
-   */
-  queryWaitTimeoutS?: number;
-  binary?: string;
 };
 
 export type RunningPgBouncer = {
   /** The upstream URL with PgBouncer's host and port: same user, password and database. */
   url: string;
-  port: number;
   pid: number;
-  logPath: string;
   /** Resolves once PgBouncer has exited (SIGTERM: immediate shutdown; SIGKILL after 5 s). */
   stop: () => Promise<void>;
 };
@@ -56,29 +37,21 @@ export type RunningPgBouncer = {
 const READY_TIMEOUT_MS = 10_000;
 
 /** The PgBouncer binary when it is installed, else undefined. */
-export function pgBouncerBinary(binary = PGBOUNCER_BINARY): string | undefined {
-  return existsSync(binary) ? binary : undefined;
+export function pgBouncerBinary(): string | undefined {
+  return existsSync(PGBOUNCER_BINARY) ? PGBOUNCER_BINARY : undefined;
 }
 
 /** A connection-string value in PgBouncer's [databases] syntax. */
 const quoted = (value: string) => `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 
 export async function startPgBouncer(options: PgBouncerOptions): Promise<RunningPgBouncer> {
-  const binary = options.binary ?? PGBOUNCER_BINARY;
-  if (!existsSync(binary)) throw new ClusterSetupError(`PgBouncer is not installed (${binary} is missing): apt-get install -y pgbouncer`);
+  const binary = pgBouncerBinary();
+  if (!binary) throw new ClusterSetupError(`PgBouncer is not installed (${PGBOUNCER_BINARY} is missing): apt-get install -y pgbouncer`);
   const upstream = new URL(options.upstreamUrl);
   const user = decodeURIComponent(upstream.username || "postgres");
   const password = decodeURIComponent(upstream.password);
   const runDir = path.resolve(options.runDir);
-  const runAs = postgresUser();
-  if (runAs) {
-    const blocked = unreachableAncestor(runDir, runAs);
-    if (blocked)
-      throw new ClusterSetupError(
-        `PgBouncer runs as the postgres user, which cannot reach ${runDir} (${blocked} is not searchable by it): choose a directory under the project cache.`,
-      );
-  }
-  makeOwnedDir(runDir, runAs, 0o700);
+  const runAs = postgresRunDir(runDir, "PgBouncer");
 
   const ini = path.join(runDir, "pgbouncer.ini");
   const userlist = path.join(runDir, "userlist.txt");
@@ -101,13 +74,16 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
       `default_pool_size = ${options.poolSize ?? 20}`,
       "min_pool_size = 0",
       "reserve_pool_size = 0",
-      `max_client_conn = ${options.maxClientConn ?? 200}`,
+      "max_client_conn = 200",
       // With a password the client proves it (SCRAM, from the plain-text userlist); without, the upstream trusts loopback and so do we.
       `auth_type = ${password ? "scram-sha-256" : "trust"}`,
       `auth_file = ${userlist}`,
       `admin_users = ${user}`,
-      `idle_transaction_timeout = ${options.idleTransactionTimeoutS ?? 60}`,
-      `query_wait_timeout = ${options.queryWaitTimeoutS ?? 10}`,
+      // A net under the app's own SET LOCAL idle_in_transaction_session_timeout.
+      "idle_transaction_timeout = 60",
+      // PgBouncer queues a query while PostgreSQL is away instead of failing it, so with its own default (120 s) a
+      // request caught by an outage hangs for two minutes; dropped after 10 s, the app answers 503 with Retry-After.
+      "query_wait_timeout = 10",
       // After PostgreSQL comes back, the next login is tried within a second, not PgBouncer's default 15 s.
       "server_login_retry = 1",
       "log_connections = 0",
@@ -164,10 +140,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  const url = new URL(options.upstreamUrl);
-  url.hostname = "127.0.0.1";
-  url.port = String(options.port);
-  return { url: url.toString(), port: options.port, pid, logPath, stop };
+  upstream.hostname = "127.0.0.1";
+  upstream.port = String(options.port);
+  return { url: upstream.toString(), pid, stop };
 }
 
 function listening(logPath: string, from: number, port: number): boolean {

@@ -1,20 +1,10 @@
 /**
- * npm run cluster [-- --instances N --port P --instance-port P --pooler-port P --stats-port P --prometheus [--prometheus-port P] --ha [--ha-port P --async]]
- *
- * The scaled-out topology on this machine (scripts/cluster/topology.ts):
- * HAProxy on 127.0.0.1:8080 in front of N (default 2) production instances
- * of one build on 127.0.0.1:3001.., PgBouncer in transaction mode on
- * 127.0.0.1:6432, the provider stand-in on PSP_PORT, and PostgreSQL:
- * DATABASE_URL's server, or the checkout's embedded cluster (the one
- * `npm start` uses). Ctrl-C or SIGTERM stops all of it. Everything listens on
- * loopback only, so the demo secrets (used when ADMIN_PASSWORD is unset)
- * never face a network. Generated configurations and logs are in
- * `.data/cluster/`. With `--prometheus`, Prometheus (default port 9090)
- * scrapes every instance with the alert rules of ops/prometheus/alerts.yml.
- * With `--ha`, the database is two PostgreSQL 15 nodes under Patroni with a
- * synchronous standby (scripts/cluster/patroni.ts), behind HAProxy's
- * PostgreSQL side, which PgBouncer points at; its data persists in
- * `.data/ha/` (as root in the project cache).
+ * npm run cluster: the scaled-out topology on this machine (scripts/cluster/topology.ts) in front of
+ * PostgreSQL: DATABASE_URL's server, the checkout's embedded cluster (the one `npm start` uses), or with
+ * `--ha` two PostgreSQL 15 nodes under Patroni (scripts/cluster/patroni.ts), whose data persists in
+ * `.data/ha/` (as root in the project cache). USAGE below lists the options and the ports. Everything
+ * listens on loopback only, so the demo secrets (used when ADMIN_PASSWORD is unset) never face a network.
+ * Generated configurations and logs are in `.data/cluster/`.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -148,7 +138,6 @@ async function main(): Promise<void> {
     embedded = await startEmbedded(databaseSettings(env), true);
     primaryUrl = embedded.url;
   }
-  let stopping = false;
   const stopEmbedded = async () => {
     await embedded?.stop();
     await ha?.stop();
@@ -195,6 +184,7 @@ async function main(): Promise<void> {
     ha: ha !== undefined,
   });
 
+  let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;

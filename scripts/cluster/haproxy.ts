@@ -18,11 +18,8 @@
  * name its own address. Its stats page, when asked for, is read-only, on
  * loopback, and answers only a loopback Host (a DNS-rebinding page sends its
  * own name).
- *
- * A key in the log is JSON-escaped, so a TAB in a key (which the app then
- * refuses) cannot add fields to a log line.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import path from "node:path";
@@ -125,7 +122,6 @@ export function haproxyConfig(options: HaproxyOptions): string {
 
 export type RunningHaproxy = {
   url: string;
-  configPath: string;
   logPath: string;
   child: ChildProcess;
   /** One command of HAProxy's runtime API; resolves with its answer. */
@@ -136,13 +132,7 @@ export type RunningHaproxy = {
 /** Checks the configuration (`-c`), then runs HAProxy; resolves once it accepts connections. */
 export async function startHaproxy(options: HaproxyOptions): Promise<RunningHaproxy> {
   const url = `http://127.0.0.1:${options.port}`;
-  const running = await launch(
-    path.join(options.runDir, "haproxy.cfg"),
-    haproxyConfig(options),
-    path.join(options.runDir, "haproxy.log"),
-    url,
-    () => listening(url),
-  );
+  const running = await launch(options.runDir, "haproxy", haproxyConfig(options), `127.0.0.1:${options.port}`, () => listening(url));
   return {
     ...running,
     url,
@@ -210,22 +200,22 @@ export function databaseProxyConfig(options: DatabaseProxyOptions): string {
 }
 
 export async function startDatabaseProxy(options: DatabaseProxyOptions): Promise<Omit<RunningHaproxy, "command" | "url">> {
-  const where = `127.0.0.1:${options.primaryPort}`;
-  return launch(
-    path.join(options.runDir, "haproxy-db.cfg"),
-    databaseProxyConfig(options),
-    path.join(options.runDir, "haproxy-db.log"),
-    where,
-    () => accepts(options.primaryPort),
+  return launch(options.runDir, "haproxy-db", databaseProxyConfig(options), `127.0.0.1:${options.primaryPort}`, () =>
+    accepts(options.primaryPort),
   );
 }
 
-/** Writes and checks `config`, runs HAProxy in the foreground, and resolves once `ready` says it serves. */
-async function launch(configPath: string, config: string, logPath: string, where: string, ready: () => Promise<boolean>) {
+/** Writes and checks `config` as `<name>.cfg`, runs HAProxy in the foreground (log: `<name>.log`), and resolves once `ready` says it serves. */
+async function launch(runDir: string, name: string, config: string, where: string, ready: () => Promise<boolean>) {
+  const configPath = path.join(runDir, `${name}.cfg`);
+  const logPath = path.join(runDir, `${name}.log`);
   writeFileSync(configPath, config);
-  const check = await run([HAPROXY_BIN, "-c", "-q", "-f", configPath]);
-  if (check.code !== 0)
-    throw new Error(`HAProxy rejects ${configPath}: ${check.output.trim().split("\n").at(-1) ?? `exit code ${check.code}`}`);
+  const check = spawnSync(HAPROXY_BIN, ["-c", "-q", "-f", configPath], { encoding: "utf8" });
+  if (check.error) throw check.error;
+  if (check.status !== 0)
+    throw new Error(
+      `HAProxy rejects ${configPath}: ${`${check.stdout}${check.stderr}`.trim().split("\n").at(-1) ?? `exit code ${check.status}`}`,
+    );
   const log = openSync(logPath, "a");
   const child = spawn(HAPROXY_BIN, ["-db", "-f", configPath], { stdio: ["ignore", log, log] });
   closeSync(log);
@@ -245,7 +235,6 @@ async function launch(configPath: string, config: string, logPath: string, where
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
-    configPath,
     logPath,
     child,
     stop: async () => {
@@ -290,18 +279,8 @@ async function listening(url: string): Promise<boolean> {
   }
 }
 
-function run(command: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command[0]!, command.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, output }));
-  });
-}
-
-function lastLines(file: string): string {
+/** The last three lines of a log, as one line (for an error message). */
+export function lastLines(file: string): string {
   try {
     return readFileSync(file, "utf8").trim().split("\n").slice(-3).join(" | ") || "nothing logged";
   } catch {

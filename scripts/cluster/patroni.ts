@@ -36,9 +36,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ClusterSetupError, makeOwnedDir, postgresUser, unreachableAncestor } from "../../db/cluster-home";
+import { ClusterSetupError, makeOwnedDir, postgresRunDir, type PostgresUser } from "../../db/cluster-home";
 import { freePort } from "../../db/embedded";
-import { startDatabaseProxy } from "./haproxy";
+import { lastLines, startDatabaseProxy } from "./haproxy";
 
 const PATRONI_BIN = "/usr/bin/patroni";
 const ETCD_BIN = "/usr/bin/etcd";
@@ -104,7 +104,7 @@ export type HaNode = {
 };
 
 /** The passwords of an HA database, made with it; `credentials.json` in its directory holds them. */
-export type HaCredentials = { postgres: string; replicator: string; etcdRoot: string };
+type HaCredentials = { postgres: string; replicator: string; etcdRoot: string };
 
 export type HaDatabase = {
   /** Through HAProxy to whichever node leads, as `postgres` with its password: what PgBouncer and the migrations use. */
@@ -114,7 +114,6 @@ export type HaDatabase = {
   etcdUrl: string;
   /** The file that holds the passwords (mode 0600). */
   credentialsPath: string;
-  credentials: HaCredentials;
   /** Whether commits wait for the standby now (`setSynchronous` changes it). */
   synchronous: () => boolean;
   /** Switches Patroni's synchronous_mode (in etcd, for the whole cluster) and waits until the cluster runs so. */
@@ -138,16 +137,8 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
     if (!existsSync(file)) throw new ClusterSetupError(`${what} is not installed (${file} is missing): apt-get install -y ${pkg}`);
   }
   const log = options.onLog ?? (() => undefined);
-  const runAs = postgresUser();
   const runDir = path.resolve(options.runDir);
-  if (runAs) {
-    const blocked = unreachableAncestor(runDir, runAs);
-    if (blocked)
-      throw new ClusterSetupError(
-        `The HA database runs as the postgres user, which cannot reach ${runDir} (${blocked} is not searchable by it).`,
-      );
-  }
-  makeOwnedDir(runDir, runAs, 0o700);
+  const runAs = postgresRunDir(runDir, "The HA database");
   const { credentials, credentialsPath } = haCredentials(runDir, options.ports.nodes.length);
   const stops: (() => Promise<void>)[] = [];
   const etcd = supervised("etcd", ETCD_BIN, etcdArgs(options.ports, path.join(runDir, "etcd")), path.join(runDir, "etcd.log"), runAs);
@@ -198,7 +189,6 @@ export async function startHaDatabase(options: HaOptions): Promise<HaDatabase> {
       nodes,
       etcdUrl,
       credentialsPath,
-      credentials,
       synchronous: () => synchronous,
       setSynchronous: async (on) => {
         await patchConfig(nodes, rest, { synchronous_mode: on });
@@ -292,9 +282,9 @@ function etcdArgs(ports: HaPorts, dataDir: string): string[] {
   ];
 }
 
-/** A Patroni node's configuration (YAML is a superset of JSON, so JSON it is). */
 type RestCredentials = { username: string; password: string };
 
+/** A Patroni node's configuration (YAML is a superset of JSON, so JSON it is). */
 function patroniConfig(
   name: string,
   ports: { pg: number; rest: number },
@@ -350,7 +340,7 @@ function node(
   ports: { pg: number; rest: number },
   runDir: string,
   options: HaOptions,
-  runAs: ReturnType<typeof postgresUser>,
+  runAs: PostgresUser | undefined,
   credentials: RestCredentials,
   passwords: HaCredentials,
 ) {
@@ -375,7 +365,7 @@ function node(
     const pm = postmaster();
     if (pm) for (const pid of [pm, ...childrenOf(pm)]) signal(pid, "SIGKILL");
   };
-  const handle = {
+  return {
     name,
     pgPort: ports.pg,
     restPort: ports.rest,
@@ -408,7 +398,6 @@ function node(
       }
     },
   };
-  return handle;
 }
 
 async function leaderOf<N extends { role: () => Promise<HaRole> }>(nodes: N[]): Promise<N | undefined> {
@@ -482,16 +471,8 @@ async function clusterMembers(nodes: HaNode[]): Promise<Member[] | undefined> {
   return undefined;
 }
 
-type Supervised = {
-  logPath: string;
-  start: () => Promise<void>;
-  kill: (s: NodeJS.Signals) => void;
-  running: () => boolean;
-  stop: () => Promise<void>;
-};
-
 /** A long-running process in a group of its own (as the postgres user when we are root), its output appended to `logPath`. */
-export function supervised(what: string, bin: string, args: string[], logPath: string, runAs: ReturnType<typeof postgresUser>): Supervised {
+export function supervised(what: string, bin: string, args: string[], logPath: string, runAs: PostgresUser | undefined) {
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
@@ -531,7 +512,7 @@ export function supervised(what: string, bin: string, args: string[], logPath: s
   };
 }
 
-async function waitFor(what: string, process: Supervised, ready: () => Promise<boolean>): Promise<void> {
+async function waitFor(what: string, process: ReturnType<typeof supervised>, ready: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (!process.running())
@@ -589,12 +570,4 @@ function childrenOf(pid: number): number[] {
     }
   }
   return children;
-}
-
-function lastLines(file: string): string {
-  try {
-    return readFileSync(file, "utf8").trim().split("\n").slice(-3).join(" | ") || "nothing logged";
-  } catch {
-    return "nothing logged";
-  }
 }

@@ -29,10 +29,10 @@ const READY_TIMEOUT_MS = 30_000;
 
 type PrometheusOptions = { port: number; targets: string[]; runDir: string };
 
-export const PROMETHEUS_USER = "prometheus";
+const PROMETHEUS_USER = "prometheus";
 
 /** Prometheus's web configuration: basic auth for one user, with the bcrypt hash of the run's password. */
-export function prometheusWebConfig(password: string): string {
+function prometheusWebConfig(password: string): string {
   return ["basic_auth_users:", `  ${PROMETHEUS_USER}: ${JSON.stringify(bcrypt.hashSync(password, 10))}`, ""].join("\n");
 }
 
@@ -106,7 +106,6 @@ export async function startPrometheus(options: PrometheusOptions) {
         url,
         alertsUrl: `${url}${await alertsPage(url, authorization)}`,
         logPath,
-        configPath,
         user: PROMETHEUS_USER,
         password,
         stop,

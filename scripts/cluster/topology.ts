@@ -50,8 +50,6 @@ export type ClusterOptions = {
   /** HAProxy's `timeout server`: an answer slower than this is re-sent to another instance. */
   serverTimeoutMs?: number;
   statsPort?: number;
-  /** PgBouncer's server connections to the primary. */
-  poolSize?: number;
   pspSlowMs?: number;
   pspWebhookSecret: string;
   seedDemo?: boolean;
@@ -63,8 +61,6 @@ export type Instance = {
   port: number;
   url: string;
   logPath: string;
-  /** The instance's process runs. */
-  alive: () => boolean;
   /** Signals the instance's whole process group; SIGKILL is a crash mid-request. */
   kill: (signal: NodeJS.Signals) => void;
   /** Starts it again on its port (after it died) and resolves once it is healthy. */
@@ -75,13 +71,9 @@ export type Instance = {
 
 export type Cluster = {
   url: string;
-  primaryUrl: string;
   poolerUrl: string;
   pspUrl: string;
-  runDir: string;
   haproxyLog: string;
-  haproxyConfig: string;
-  poolerLog: string;
   instances: Instance[];
   /**
    * One more instance of the same build, outside the topology: the primary
@@ -132,7 +124,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       upstreamUrl: options.primaryUrl,
       port: options.poolerPort,
       runDir: poolerDir,
-      poolSize: options.poolSize ?? 20,
+      poolSize: 20,
     });
     stops.push(pooler.stop);
     log(`PgBouncer (transaction mode) on 127.0.0.1:${options.poolerPort}`);
@@ -177,13 +169,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
     return {
       url: haproxy.url,
-      primaryUrl: options.primaryUrl,
       poolerUrl: pooler.url,
       pspUrl: psp.url,
-      runDir: options.runDir,
       haproxyLog: haproxy.logPath,
-      haproxyConfig: haproxy.configPath,
-      poolerLog: pooler.logPath,
       instances: instances.map((i) => i.handle),
       haproxyCommand: haproxy.command,
       startDirectInstance: async (port, extra = {}) => {
@@ -264,7 +252,6 @@ function instanceHandle(name: string, port: number, logPath: string, env: NodeJS
     port,
     url,
     logPath,
-    alive: running,
     kill: signal,
     restart: async () => {
       if (running()) throw new Error(`instance ${name} still runs: kill it first`);
