@@ -1,8 +1,9 @@
 /**
- * The processes a contract run starts (the app, Prism), each in its own
- * process group, and their one orderly stop: on exit, on an error, and on
- * SIGINT/SIGTERM/SIGHUP however often they arrive (Ctrl-C reaches the whole
- * group and npm forwards it again; a second signal must not cut the stop short).
+ * The processes a contract or conformance run starts (the app, Prism, the
+ * kit), each in its own process group, and their one orderly stop: on exit,
+ * on an error, and on SIGINT/SIGTERM/SIGHUP however often they arrive (Ctrl-C
+ * reaches the whole group and npm forwards it again; a second signal must not
+ * cut the stop short).
  */
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import path from "node:path";
