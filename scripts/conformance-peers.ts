@@ -52,12 +52,7 @@ type Peer =
   | { name: string; how: string; port: number; wrap: (pay: Pay) => Wrapped }
   | { name: string; how: string; port: number; express: (pay: Pay) => express.RequestHandler[] };
 
-/** The endpoint every library wraps: a payment that takes WORK_MS, kept per credential, and its count. */
-function serve(peer: Peer): Promise<string> {
-  return "express" in peer ? serveExpress(peer) : serveHttp(peer);
-}
-
-/** The payments of each credential, and the payment itself. */
+/** The payment every library wraps (it takes WORK_MS), kept per credential, and its count. */
 function book() {
   const payments = new Map<string, unknown[]>();
   const pay: Pay = async (credential, input) => {
@@ -260,7 +255,6 @@ function render(rows: Row[], command: string, at: string): string {
         ...c.details,
         ...c.exchanges
           .filter((x) => x.label.startsWith("count") || x.answer === undefined || x.answer.status >= 200)
-          .slice(0, 6)
           .map((x) => `${x.label}: ${x.answer ? `${x.answer.status} ${x.answer.body.slice(0, 100)}` : x.error}`),
       ];
       for (const e of evidence.slice(0, 6)) lines.push(`  - \`${e.replace(/`/g, "'").slice(0, 160)}\``);
@@ -293,7 +287,7 @@ async function main(): Promise<number> {
   const rows: Row[] = [];
   try {
     for (const peer of peers(redis, adapter, expressAdapter, randomUUID().slice(0, 8))) {
-      const url = await serve(peer);
+      const url = await ("express" in peer ? serveExpress(peer) : serveHttp(peer));
       const row: Row = { name: peer.name, how: peer.how, reports: {} };
       for (const profile of PROFILE_NAMES) {
         const report = await runChecks(

@@ -16,7 +16,6 @@
  * 3241–3247 only (this task's range), loopback only. JUnit and JSON reports
  * land in .data/conformance/. Exit 0 only when every run passes.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { drizzle } from "drizzle-orm/postgres-js";
@@ -26,53 +25,17 @@ import * as schema from "../db/schema";
 import { createTenant } from "../server/tenants/service";
 import { createFreshDatabase, type FreshDatabase } from "../tests/support/database";
 import { startCluster, type Cluster } from "./cluster/topology";
+import { bin, isStopping, run, start, stopAll, waitFor } from "./contract/processes";
 
 const PORTS = { app: 3241, appPsp: 3242, haproxy: 3243, instances: [3244, 3245], pooler: 3246, clusterPsp: 3247 };
 const TTL_S = 3;
 const OTHER_PROFILES = ["core", "ietf", "stripe"] as const;
 const PAYMENT = '{"amount":"1.00","currency":"EUR","destination":"acct_test_123"}';
-const BIN = path.join(projectRoot, "node_modules", ".bin", "exactly-once-check");
 const REPORTS = path.join(stateDir, "conformance");
 /** Keys expire after TTL_S; the lease and the completer stay as deployed. */
 const APP_ENV = { IDEMPOTENCY_TTL_MS: String(TTL_S * 1000), LOG_LEVEL: "warn" };
 
 const say = (line: string) => process.stdout.write(`conformance: ${line}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-let app: ChildProcess | undefined;
-let cluster: Cluster | undefined;
-let stopping = false;
-
-function stopApp(): Promise<void> {
-  const child = app;
-  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  // Its own group: the run command, the Next.js server and a build still running.
-  process.kill(-child.pid, "SIGTERM");
-  return exited;
-}
-
-// Ctrl-C reaches this process once, or twice (npm forwards it): each time the same orderly stop, never a second handler lost.
-for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const)
-  process.on(signal, () => {
-    stopping = true;
-    void stopApp();
-  });
-
-async function healthy(url: string, ms = 300_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (stopping) throw new Error("stopped");
-    const ok = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5000) }).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    if (app && app.exitCode !== null) throw new Error(`the app exited with ${app.exitCode} before it was healthy`);
-    if (Date.now() > deadline) throw new Error(`${url} not healthy within ${ms / 1000} s`);
-    await sleep(250);
-  }
-}
 
 async function tenants(url: string, names: string[]): Promise<string[]> {
   const client = postgres(url, { max: 1, onnotice: () => {} });
@@ -89,12 +52,8 @@ async function tenants(url: string, names: string[]): Promise<string[]> {
 /** The binary, as CI would call it; its table goes to this process's output. */
 function kit(name: string, args: string[]): Promise<number> {
   say(`${name}: exactly-once-check ${args.map((a) => (a.includes("Bearer ") ? a.replace(/Bearer \S+/, "Bearer …") : a)).join(" ")}`);
-  return new Promise((resolve) => {
-    const child = spawn(BIN, [...args, "--junit", path.join(REPORTS, `${name}.xml`), "--json", path.join(REPORTS, `${name}.json`)], {
-      stdio: "inherit",
-    });
-    child.on("exit", (code) => resolve(code ?? 1));
-  });
+  const reports = ["--junit", path.join(REPORTS, `${name}.xml`), "--json", path.join(REPORTS, `${name}.json`)];
+  return run(bin("exactly-once-check"), [...args, ...reports]);
 }
 
 function kitArgs(url: string, countBase: string, token: string, other: string, profile = "exactly-once"): string[] {
@@ -120,6 +79,7 @@ async function main(): Promise<number> {
   rmSync(REPORTS, { recursive: true, force: true });
   mkdirSync(REPORTS, { recursive: true });
   let database: FreshDatabase | undefined;
+  let cluster: Cluster | undefined;
   const runDir = scratchClusterParent("conformance");
   const codes: Record<string, number> = {};
   try {
@@ -140,14 +100,14 @@ async function main(): Promise<number> {
       PSP_PORT: String(PORTS.appPsp),
     };
     delete env.PSP_URL;
-    app = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    // Its own group (stopped whole): the run command, the Next.js server and a build still running.
+    const app = start(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
       cwd: projectRoot,
-      detached: true,
       stdio: ["ignore", "inherit", "inherit"],
       env,
     });
     const appUrl = `http://127.0.0.1:${PORTS.app}`;
-    await healthy(appUrl);
+    await waitFor(`${appUrl}/api/health`, app);
     say(`the app serves on ${appUrl}`);
     codes.rest = await kit("rest", kitArgs(`${appUrl}/api/v1/payments`, appUrl, rest!, other!));
     codes.trpc = await kit("trpc", [...kitArgs(`${appUrl}/api/trpc/payments.create`, appUrl, trpc!, other!), "--trpc"]);
@@ -158,8 +118,8 @@ async function main(): Promise<number> {
         "--fail-on",
         "unsafe",
       ]);
-    await stopApp();
-    if (stopping) return 130;
+    await stopAll();
+    if (isStopping()) return 130;
 
     cluster = await startCluster({
       primaryUrl: database.url,
@@ -175,7 +135,7 @@ async function main(): Promise<number> {
     say(`the cluster serves through HAProxy on ${cluster.url}`);
     codes.cluster = await kit("cluster", kitArgs(`${cluster.url}/api/v1/payments`, cluster.url, viaProxy!, other!));
   } finally {
-    await stopApp();
+    await stopAll();
     await cluster?.stop();
     await database?.dispose();
     rmSync(runDir, { recursive: true, force: true });

@@ -9,12 +9,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { projectRoot } from "../../db/cluster-home";
-import { run } from "./processes";
+import { bin, run } from "./processes";
 import type { Answer } from "./traffic";
 
 export type ClientOptions = { document: string; answers: Answer[]; out: string; log: (line: string) => void };
-
-const bin = (name: string) => path.join(projectRoot, "node_modules", ".bin", name);
 
 export async function checkClient(o: ClientOptions): Promise<{ ok: boolean; answers: number }> {
   const dir = path.join(o.out, "client");

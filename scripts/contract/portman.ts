@@ -9,8 +9,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { projectRoot } from "../../db/cluster-home";
-import { run } from "./processes";
+import { bin, run } from "./processes";
 
 export type PortmanOptions = {
   document: string;
@@ -22,7 +21,6 @@ export type PortmanOptions = {
 };
 export type PortmanResult = { requests: number; assertions: number; failed: number };
 
-const bin = (name: string) => path.join(projectRoot, "node_modules", ".bin", name);
 const assign = (operationId: string, name: string, responseBodyProp = "id") => ({
   openApiOperationId: operationId,
   collectionVariables: [{ responseBodyProp, name }],

@@ -1,15 +1,21 @@
 /**
- * The processes a contract run starts (the app, Prism), each in its own
- * process group, and their one orderly stop: on exit, on an error, and on
- * SIGINT/SIGTERM/SIGHUP however often they arrive (Ctrl-C reaches the whole
- * group and npm forwards it again; a second signal must not cut the stop short).
+ * The processes a contract or conformance run starts (the app, Prism, the
+ * kit), each in its own process group, and their one orderly stop: on exit,
+ * on an error, and on SIGINT/SIGTERM/SIGHUP however often they arrive (Ctrl-C
+ * reaches the whole group and npm forwards it again; a second signal must not
+ * cut the stop short).
  */
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import path from "node:path";
+import { projectRoot } from "../../db/cluster-home";
 
 const children = new Set<ChildProcess>();
 let stopping = false;
 
 export const isStopping = () => stopping;
+
+/** A tool this repository installs. */
+export const bin = (name: string) => path.join(projectRoot, "node_modules", ".bin", name);
 
 /** A child in a group of its own, so a stop reaches everything it started (npm start's Next.js server, say). */
 export function start(command: string, args: string[], options: SpawnOptions): ChildProcess {

@@ -24,13 +24,12 @@ import { createTenant } from "../../server/tenants/service";
 import { createFreshDatabase, type FreshDatabase } from "../../tests/support/database";
 import { checkClient } from "./client-check";
 import { runPortman } from "./portman";
-import { isStopping, run, start, stopAll, waitFor } from "./processes";
+import { bin, isStopping, run, start, stopAll, waitFor } from "./processes";
 import { runTraffic } from "./traffic";
 
 const PORTS = { app: 3261, psp: 3262, strict: 3263, lenient: 3264 };
 const OUT = path.join(stateDir, "contract");
 const WEBHOOK_SECRET = "whsec_contract_only";
-const bin = (name: string) => path.join(projectRoot, "node_modules", ".bin", name);
 const say = (line: string) => process.stdout.write(`contract: ${line}\n`);
 
 async function tenantToken(url: string): Promise<string> {

@@ -13,6 +13,7 @@
  * are kept for the generated client's type check (client-check.ts).
  */
 import { createHmac, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { problemType, type ProblemSlug } from "../../server/problems";
 import { HEADER } from "../../server/rest/respond";
 
@@ -75,8 +76,6 @@ export type TrafficOptions = {
 /** `violations`: on requests the document allows and on every answer; `refused`: malformed requests the document refused too. */
 export type TrafficResult = { requests: number; violations: number; refused: number; failures: string[]; answers: Answer[] };
 
-const sign = (body: string, secret: string) => createHmac("sha256", secret).update(body, "utf8").digest("hex");
-
 type Violation = { location?: string[]; message?: string; code?: string | number };
 
 export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
@@ -130,110 +129,50 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
   }
   const id = async (c: Case) => String((await send(c)).body.id);
   const missing = "nothing_here";
-  const EUR = (amount: string) => ({ amount, currency: "EUR", destination: "acct_test_123" });
+  const EUR = (amount: string, destination = "acct_test_123") => ({ amount, currency: "EUR", destination });
 
   await send({ name: "health", path: "/health", token: null, status: 200, operation: "health" });
   await send({ name: "the catalog", path: "/v1/products", status: 200, operation: "catalog_list" });
 
   // Payments: a charge and its replay, an authorisation captured, one voided, the actions refused.
-  const payKey = randomUUID();
-  const paid = await id({
-    name: "a payment",
-    path: "/v1/payments",
-    body: EUR("25.00"),
-    key: payKey,
-    status: 201,
-    replayed: false,
-    operation: "payments_create",
-  });
-  await send({
-    name: "its replay",
-    path: "/v1/payments",
-    body: EUR("25.00"),
-    key: payKey,
-    status: 201,
-    replayed: true,
-    operation: "payments_create",
-  });
-  await send({
-    name: "the key for another body",
-    path: "/v1/payments",
-    body: EUR("26.00"),
-    key: payKey,
-    status: 422,
-    type: "idempotency-key-mismatch",
-  });
-  const held = await id({
-    name: "an authorisation",
-    path: "/v1/payments",
-    body: { ...EUR("10.00"), capture: false },
-    status: 201,
-    operation: "payments_create",
-  });
+  const payment = { path: "/v1/payments", body: EUR("25.00"), key: randomUUID() };
+  const paid = await id({ name: "a payment", ...payment, status: 201, replayed: false, operation: "payments_create" });
+  await send({ name: "its replay", ...payment, status: 201, replayed: true, operation: "payments_create" });
+  await send({ name: "the key for another body", ...payment, body: EUR("26.00"), status: 422, type: "idempotency-key-mismatch" });
+  const authorisation = { path: "/v1/payments", body: { ...EUR("10.00"), capture: false }, status: 201 };
+  const held = await id({ name: "an authorisation", ...authorisation, operation: "payments_create" });
   await send({ name: "captured, body {}", path: `/v1/payments/${held}/capture`, body: {}, status: 200, operation: "payments_capture" });
   await send({ name: "voided after capture", path: `/v1/payments/${held}/void`, body: "", status: 422, type: "payment-captured" });
-  const voided = await id({ name: "a second authorisation", path: "/v1/payments", body: { ...EUR("10.00"), capture: false }, status: 201 });
+  const voided = await id({ name: "a second authorisation", ...authorisation });
   await send({ name: "voided, empty body", path: `/v1/payments/${voided}/void`, body: "", status: 200, operation: "payments_void" });
   await send({ name: "captured after void", path: `/v1/payments/${voided}/capture`, body: {}, status: 422, type: "payment-canceled" });
-  const failed = await id({ name: "a third authorisation", path: "/v1/payments", body: { ...EUR("10.00"), capture: false }, status: 201 });
-  await send({
-    name: "refund of an authorisation",
-    path: `/v1/payments/${failed}/refunds`,
-    body: { amount: "1.00" },
-    status: 422,
-    type: "payment-not-refundable",
-  });
-  await send({
-    name: "a refund",
-    path: `/v1/payments/${paid}/refunds`,
-    body: { amount: "5.00" },
-    status: 201,
-    operation: "payments_refund",
-  });
-  await send({
-    name: "a refund over the captured amount",
-    path: `/v1/payments/${paid}/refunds`,
-    body: { amount: "100.00" },
-    status: 422,
-    type: "refund-exceeds-captured",
-  });
+  const failed = await id({ name: "a third authorisation", ...authorisation });
+  const refund = (paymentId: string, amount: string) => ({ path: `/v1/payments/${paymentId}/refunds`, body: { amount } });
+  await send({ name: "refund of an authorisation", ...refund(failed, "1.00"), status: 422, type: "payment-not-refundable" });
+  await send({ name: "a refund", ...refund(paid, "5.00"), status: 201, operation: "payments_refund" });
+  await send({ name: "a refund over the captured amount", ...refund(paid, "100.00"), status: 422, type: "refund-exceeds-captured" });
   await send({ name: "the payment", path: `/v1/payments/${paid}`, status: 200, operation: "payments_get" });
   await send({ name: "its provider calls", path: `/v1/payments/${paid}/attempts`, status: 200, operation: "payments_attempts" });
   await send({ name: "payments, newest first", path: "/v1/payments?limit=5", status: 200, operation: "payments_list" });
-  const declineKey = randomUUID();
-  const declined = { amount: "3.00", currency: "EUR", destination: "acct_test_decline" };
-  await send({
-    name: "a declined payment",
+  const declined = {
     path: "/v1/payments",
-    body: declined,
-    key: declineKey,
+    body: EUR("3.00", "acct_test_decline"),
+    key: randomUUID(),
     status: 402,
     type: "payment-declined",
-    replayed: false,
-  });
-  await send({
-    name: "the decline replayed",
-    path: "/v1/payments",
-    body: declined,
-    key: declineKey,
-    status: 402,
-    type: "payment-declined",
-    replayed: true,
-    operation: "payments_create",
-  });
+  } as const;
+  await send({ name: "a declined payment", ...declined, replayed: false });
+  await send({ name: "the decline replayed", ...declined, replayed: true, operation: "payments_create" });
 
   // In flight: the provider is slower than the bounded wait, so the second request with the key is told to retry.
-  const slowKey = randomUUID();
-  const slow = { amount: "4.00", currency: "EUR", destination: "acct_test_slow" };
+  const slow = { path: "/v1/payments", body: EUR("4.00", "acct_test_slow"), key: randomUUID() };
   // Both awaited together: a failure of either is this run's, never an unhandled rejection that skips the clean-up.
   await Promise.all([
-    send({ name: "a slow payment", path: "/v1/payments", body: slow, key: slowKey, status: 201 }),
-    new Promise((r) => setTimeout(r, 500)).then(() =>
+    send({ name: "a slow payment", ...slow, status: 201 }),
+    sleep(500).then(() =>
       send({
         name: "the same key while it runs",
-        path: "/v1/payments",
-        body: slow,
-        key: slowKey,
+        ...slow,
         status: 409,
         type: "idempotency-key-in-progress",
         header: "retry-after",
@@ -250,35 +189,20 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
     status: 201,
     operation: "accounts_create",
   });
-  const deposit = await id({
-    name: "a deposit",
-    path: `/v1/accounts/${account}/deposits`,
-    body: { amount: "20.00", currency: "EUR" },
-    status: 201,
-    operation: "accounts_deposit",
+  const move = (kind: "deposits" | "withdrawals", amount: string, currency = "EUR") => ({
+    path: `/v1/accounts/${account}/${kind}`,
+    body: { amount, currency },
   });
-  const withdrawal = await id({
-    name: "a withdrawal",
-    path: `/v1/accounts/${account}/withdrawals`,
-    body: { amount: "5.00", currency: "EUR" },
-    status: 201,
-    operation: "accounts_withdraw",
-  });
+  const deposit = await id({ name: "a deposit", ...move("deposits", "20.00"), status: 201, operation: "accounts_deposit" });
+  const withdrawal = await id({ name: "a withdrawal", ...move("withdrawals", "5.00"), status: 201, operation: "accounts_withdraw" });
   await send({
     name: "an overdraft",
-    path: `/v1/accounts/${account}/withdrawals`,
-    body: { amount: "100.00", currency: "EUR" },
+    ...move("withdrawals", "100.00"),
     status: 422,
     type: "insufficient-funds",
     operation: "accounts_withdraw",
   });
-  await send({
-    name: "another currency",
-    path: `/v1/accounts/${account}/deposits`,
-    body: { amount: "1.00", currency: "USD" },
-    status: 422,
-    type: "currency-mismatch",
-  });
+  await send({ name: "another currency", ...move("deposits", "1.00", "USD"), status: 422, type: "currency-mismatch" });
   await send({ name: "the account", path: `/v1/accounts/${account}`, status: 200, operation: "accounts_get" });
   await send({ name: "its movements", path: `/v1/accounts/${account}/movements?limit=5`, status: 200, operation: "accounts_movements" });
   await send({ name: "the deposit", path: `/v1/deposits/${deposit}`, status: 200, operation: "accounts_getDeposit" });
@@ -288,36 +212,12 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
   const code = `C${randomUUID().slice(0, 8)}`;
   await send({ name: "a coupon", path: "/v1/coupons", body: { code, percentOff: 10 }, status: 201, operation: "coupons_create" });
   await send({ name: "the coupon's code again", path: "/v1/coupons", body: { code, percentOff: 20 }, status: 422, type: "coupon-exists" });
+  const mugs = (quantity: number, more: object = {}) => ({ path: "/v1/orders", body: { items: [{ sku: "mug-once", quantity }], ...more } });
   const orderKey = randomUUID();
-  const order = await id({
-    name: "an order",
-    path: "/v1/orders",
-    body: { items: [{ sku: "mug-once", quantity: 2 }], couponCode: code },
-    key: orderKey,
-    status: 201,
-    operation: "orders_create",
-  });
-  await send({
-    name: "the redeemed coupon again",
-    path: "/v1/orders",
-    body: { items: [{ sku: "mug-once", quantity: 1 }], couponCode: code },
-    status: 422,
-    type: "coupon-redeemed",
-  });
-  await send({
-    name: "an unknown coupon",
-    path: "/v1/orders",
-    body: { items: [{ sku: "mug-once", quantity: 1 }], couponCode: "NO_SUCH_COUPON" },
-    status: 422,
-    type: "coupon-unknown",
-  });
-  await send({
-    name: "a declined order",
-    path: "/v1/orders",
-    body: { items: [{ sku: "mug-once", quantity: 1 }], destination: "acct_test_decline" },
-    status: 402,
-    type: "payment-declined",
-  });
+  const order = await id({ name: "an order", ...mugs(2, { couponCode: code }), key: orderKey, status: 201, operation: "orders_create" });
+  await send({ name: "the redeemed coupon again", ...mugs(1, { couponCode: code }), status: 422, type: "coupon-redeemed" });
+  await send({ name: "an unknown coupon", ...mugs(1, { couponCode: "NO_SUCH_COUPON" }), status: 422, type: "coupon-unknown" });
+  await send({ name: "a declined order", ...mugs(1, { destination: "acct_test_decline" }), status: 402, type: "payment-declined" });
   await send({
     name: "an unknown SKU",
     path: "/v1/orders",
@@ -330,42 +230,20 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
   await send({ name: "the ledger of a key", path: `/v1/ledger?idempotencyKey=${orderKey}`, ...ledger });
 
   // The provider's webhook: signed, redelivered, forged.
-  const event = JSON.stringify({
-    id: `evt_${randomUUID().replaceAll("-", "")}`,
-    type: "charge.refunded",
-    data: { paymentId: paid, amount: "1.00" },
-  });
-  const signed = { "psp-signature": sign(event, o.webhookSecret) };
-  await send({
-    name: "a signed event",
-    path: "/v1/webhooks/psp",
-    body: event,
-    headers: signed,
-    token: null,
-    status: 200,
-    operation: "webhooks_psp",
-  });
-  await send({
-    name: "the event again",
-    path: "/v1/webhooks/psp",
-    body: event,
-    headers: signed,
-    token: null,
-    status: 200,
-    operation: "webhooks_psp",
-  });
+  const eventId = `evt_${randomUUID().replaceAll("-", "")}`;
+  const event = JSON.stringify({ id: eventId, type: "charge.refunded", data: { paymentId: paid, amount: "1.00" } });
+  const webhook = { path: "/v1/webhooks/psp", body: event, token: null, operation: "webhooks_psp" };
+  const signed = { ...webhook, headers: { "psp-signature": createHmac("sha256", o.webhookSecret).update(event, "utf8").digest("hex") } };
+  await send({ name: "a signed event", ...signed, status: 200 });
+  await send({ name: "the event again", ...signed, status: 200 });
   await send({
     name: "a forged event",
-    path: "/v1/webhooks/psp",
-    body: event,
+    ...webhook,
     headers: { "psp-signature": "0".repeat(64) },
-    token: null,
     status: 401,
     type: "invalid-signature",
     header: "www-authenticate",
-    operation: "webhooks_psp",
   });
-  const eventId = (JSON.parse(event) as { id: string }).id;
   await send({ name: "the ledger of an event", path: `/v1/ledger?eventId=${eventId}`, ...ledger });
 
   // 404 on every route with an id.
@@ -409,58 +287,43 @@ export async function runTraffic(o: TrafficOptions): Promise<TrafficResult> {
   });
 
   // Malformed requests: the document must refuse them as the API does.
-  const lenient = (c: Case) => send({ ...c, via: "lenient" });
-  await lenient({ name: "no token", path: "/v1/products", token: null, status: 401, type: "unauthorized", header: "www-authenticate" });
-  await lenient({
-    name: "no Idempotency-Key",
-    path: "/v1/payments",
-    body: EUR("1.00"),
-    key: null,
-    status: 400,
-    type: "idempotency-key-missing",
-  });
-  await lenient({
-    name: "a key of 300 characters",
-    path: "/v1/payments",
-    body: EUR("1.00"),
-    key: "k".repeat(300),
-    status: 400,
-    type: "idempotency-key-invalid",
-  });
-  await lenient({
-    name: "a misspelt field",
-    path: "/v1/payments",
-    body: { ...EUR("1.00"), captur: false },
-    status: 400,
-    type: "validation",
-  });
-  await lenient({ name: "an amount of 0.00", path: "/v1/payments", body: EUR("0.00"), status: 400, type: "validation" });
-  await lenient({ name: "an amount over 1,000,000.00", path: "/v1/payments", body: EUR("1000000.01"), status: 400, type: "validation" });
-  await lenient({ name: "currency ZZZ", path: "/v1/accounts", body: { currency: "ZZZ" }, status: 400, type: "validation" });
-  await lenient({ name: "an id of 65 characters", path: `/v1/payments/${"p".repeat(65)}`, status: 400, type: "validation" });
-  await lenient({
-    name: "both ledger parameters",
-    path: `/v1/ledger?idempotencyKey=${orderKey}&eventId=${eventId}`,
-    status: 400,
-    type: "validation",
-  });
-  await lenient({ name: "no ledger parameter", path: "/v1/ledger", status: 400, type: "validation" });
-  await lenient({
-    name: "a body over 64 KiB",
-    path: "/v1/payments",
-    body: { ...EUR("1.00"), destination: `acct_${"x".repeat(70_000)}` },
-    status: 413,
-    type: "body-too-large",
-    operation: "payments_create",
-  });
-  await lenient({
-    name: "text/plain",
-    path: "/v1/payments",
-    body: JSON.stringify(EUR("1.00")),
-    headers: { "content-type": "text/plain" },
-    status: 415,
-    type: "unsupported-media-type",
-  });
-  await lenient({ name: "DELETE", method: "DELETE", path: "/v1/products", status: 405, type: "method-not-allowed", header: "allow" });
+  const invalid = { status: 400, type: "validation" } as const;
+  const malformed: Case[] = [
+    { name: "no token", path: "/v1/products", token: null, status: 401, type: "unauthorized", header: "www-authenticate" },
+    { name: "no Idempotency-Key", path: "/v1/payments", body: EUR("1.00"), key: null, status: 400, type: "idempotency-key-missing" },
+    {
+      name: "a key of 300 characters",
+      path: "/v1/payments",
+      body: EUR("1.00"),
+      key: "k".repeat(300),
+      status: 400,
+      type: "idempotency-key-invalid",
+    },
+    { name: "a misspelt field", path: "/v1/payments", body: { ...EUR("1.00"), captur: false }, ...invalid },
+    { name: "an amount of 0.00", path: "/v1/payments", body: EUR("0.00"), ...invalid },
+    { name: "an amount over 1,000,000.00", path: "/v1/payments", body: EUR("1000000.01"), ...invalid },
+    { name: "currency ZZZ", path: "/v1/accounts", body: { currency: "ZZZ" }, ...invalid },
+    { name: "an id of 65 characters", path: `/v1/payments/${"p".repeat(65)}`, ...invalid },
+    { name: "both ledger parameters", path: `/v1/ledger?idempotencyKey=${orderKey}&eventId=${eventId}`, ...invalid },
+    { name: "no ledger parameter", path: "/v1/ledger", ...invalid },
+    {
+      name: "a body over 64 KiB",
+      path: "/v1/payments",
+      body: EUR("1.00", `acct_${"x".repeat(70_000)}`),
+      status: 413,
+      type: "body-too-large",
+      operation: "payments_create",
+    },
+    {
+      name: "text/plain",
+      path: "/v1/payments",
+      body: JSON.stringify(EUR("1.00")),
+      headers: { "content-type": "text/plain" },
+      status: 415,
+      type: "unsupported-media-type",
+    },
+    { name: "DELETE", method: "DELETE", path: "/v1/products", status: 405, type: "method-not-allowed", header: "allow" },
+  ];
+  for (const c of malformed) await send({ ...c, via: "lenient" });
   return result;
 }

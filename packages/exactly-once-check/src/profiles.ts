@@ -51,7 +51,7 @@ export type Profile = {
   errorBodies: "problem+json" | "documented" | "any";
 };
 
-const sfString = (key: string) => `"${key.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+export const sfString = (key: string) => `"${key.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 const tooLong = { value: "k".repeat(256), why: "256 characters (at most 255)" };
 
 export const PROFILES: Record<ProfileName, Profile> = {
@@ -103,5 +103,3 @@ export const PROFILES: Record<ProfileName, Profile> = {
     errorBodies: "problem+json",
   },
 };
-
-export { sfString };

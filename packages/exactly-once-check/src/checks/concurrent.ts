@@ -1,10 +1,8 @@
 /** The checks that need overlap: a burst behind a barrier, and duplicates while the first request runs. */
 import { brief, sameAnswer, successful } from "../target.js";
 import type { Answer, Exchange, Finding } from "../types.js";
-import { deviation, failed, unsafe, verdict, type Outcome, type Probe } from "./probe.js";
+import { deviation, failed, sleep, unsafe, verdict, type Outcome, type Probe } from "./probe.js";
 import { countChange, firstDifference } from "./sequential.js";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const tally = (xs: Exchange[]) => {
   const by = new Map<string, number>();

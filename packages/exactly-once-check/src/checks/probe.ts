@@ -21,7 +21,7 @@ export const failed = (finding: Finding): Outcome => verdict([finding], "");
 const SETTLE_ATTEMPTS = 4;
 const MAX_WAIT_MS = 2000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Probe {
   readonly exchanges: Exchange[] = [];

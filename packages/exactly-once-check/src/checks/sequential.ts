@@ -4,10 +4,8 @@
  */
 import { sfString } from "../profiles.js";
 import { brief, reordered, sameAnswer, successful } from "../target.js";
-import type { Answer, Finding } from "../types.js";
-import { deviation, failed, unsafe, verdict, type Outcome, type Probe } from "./probe.js";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import type { Finding } from "../types.js";
+import { deviation, failed, sleep, unsafe, verdict, type Outcome, type Probe } from "./probe.js";
 
 /** Where two bodies part, for the evidence. */
 export function firstDifference(a: string, b: string): string {
@@ -148,7 +146,7 @@ export async function keyFormat(p: Probe): Promise<Outcome> {
     const counted = await p.count("count before the sf-string form");
     const x = await p.send("the same key as an sf-string", p.target.post(sfString(first.key)));
     const after = await p.count("count after the sf-string form");
-    const a: Answer | undefined = x.answer;
+    const a = x.answer;
     if (!a) findings.push(deviation(`the sf-string form: ${brief(x)}`));
     else if (a.status === 400) findings.push(deviation("the sf-string form of the key was refused (400)"));
     else if (counted !== undefined && after !== undefined) {
