@@ -38,9 +38,12 @@ embedded one), in-process and over HTTP: one table, and the ratios against their
 targets (bench/README.md). Exits 0 on a missed target, non-zero only when a call
 fails or the run cannot start.
 
-  --seconds S          measured time per run (2)
-  --warmup S           seconds before it (0.5)
-  --rounds N           rounds, the median reported (3)
+  --seconds S          measured time per run (0.5; with --cluster 2)
+  --warmup S           seconds before it (0.1; with --cluster 0.5)
+  --settle S           every scenario in turn for this long before the first round (20): V8
+                       optimises the hot code for that long, and CPU per operation falls by a
+                       third meanwhile
+  --rounds N           rounds, the median reported (12; with --cluster 3)
   --concurrency N      callers at once (16)
   --replay-keys N      keys replayed in the replay scenario (2000)
   --burst-keys N       keys of the duplicate burst (30)
@@ -60,9 +63,10 @@ fails or the run cannot start.
 
 const config = {
   options: {
-    seconds: { type: "string", default: "2" },
-    warmup: { type: "string", default: "0.5" },
-    rounds: { type: "string", default: "3" },
+    seconds: { type: "string" },
+    warmup: { type: "string" },
+    settle: { type: "string", default: "20" },
+    rounds: { type: "string" },
     concurrency: { type: "string", default: "16" },
     "replay-keys": { type: "string", default: "2000" },
     "burst-keys": { type: "string", default: "30" },
@@ -93,7 +97,18 @@ function parsedOptions() {
   }
 }
 
-const { values } = parsedOptions();
+/**
+ * Many short rounds: the CPU this machine spends on the same work drifts by a fifth within seconds, so the sides
+ * a round compares must run close together, and a median of many rounds is steadier than one of a few long ones
+ * (three rounds of 2 s put in-process wrapped/floor node us/op anywhere from 1.03 to 1.28 over four runs of one commit).
+ * The cluster's rounds stay long: each reads every process of the topology from /proc, and the HA rounds switch
+ * Patroni's commit mode in between.
+ */
+const ROUNDS = { seconds: "0.5", warmup: "0.1", rounds: "12" };
+const CLUSTER_ROUNDS = { seconds: "2", warmup: "0.5", rounds: "3" };
+
+const parsed = parsedOptions().values;
+const values = { ...(parsed.cluster ? CLUSTER_ROUNDS : ROUNDS), ...parsed };
 /** The options that take a value: every one of them a number. */
 type Numeric = { [K in keyof typeof values]-?: (typeof values)[K] extends boolean ? never : K }[keyof typeof values];
 const positive = (name: Numeric) => {
@@ -105,16 +120,23 @@ const liveKeys = values["live-keys"] === undefined ? undefined : Math.floor(posi
 const base: Load = { concurrency: positive("concurrency"), warmupMs: positive("warmup") * 1000, durationMs: positive("seconds") * 1000 };
 const rounds = positive("rounds");
 
-/** Unmeasured calls of every kind, so the first measured run does not pay for JIT and cold caches. */
+/**
+ * Unmeasured calls of every kind in turn, for `--settle` seconds, so no round pays for the JIT and cold caches.
+ * Half a second of each was not enough: over the first 20 s or so of load V8 keeps optimising the hot code and
+ * CPU per operation falls by a third, so the first rounds compared sides at different stages of it.
+ */
 async function warmUp(t: Transport, paymentId: string) {
   const short = { ...base, warmupMs: 0, durationMs: 500 };
   const input = { amountMinor: 100, currency: "EUR", destination: "acct_warmup" };
-  await drive(async () => void (await t.plain(input)), short);
-  await drive(async (n) => t.recoverable(`bench-warmup-rec-${t.name}-${n}-${Date.now()}`, input), short);
-  await drive(async (n) => t.recoverableFloor(`bench-warmup-recfloor-${t.name}-${n}-${Date.now()}`, input), short);
-  await drive(async (n) => void (await t.wrapped(`bench-warmup-${t.name}-${n}-${Date.now()}`, input, 1)), short);
-  await drive((n) => t.floor(`bench-warmup-floor-${t.name}-${n}-${Date.now()}`, input), short);
-  await drive(() => t.read(paymentId), short);
+  const until = performance.now() + positive("settle") * 1000;
+  do {
+    await drive(async () => void (await t.plain(input)), short);
+    await drive(async (n) => t.recoverable(`bench-warmup-rec-${t.name}-${n}-${Date.now()}`, input), short);
+    await drive(async (n) => t.recoverableFloor(`bench-warmup-recfloor-${t.name}-${n}-${Date.now()}`, input), short);
+    await drive(async (n) => void (await t.wrapped(`bench-warmup-${t.name}-${n}-${Date.now()}`, input, 1)), short);
+    await drive((n) => t.floor(`bench-warmup-floor-${t.name}-${n}-${Date.now()}`, input), short);
+    await drive(() => t.read(paymentId), short);
+  } while (performance.now() < until);
 }
 
 async function main() {
@@ -182,7 +204,7 @@ async function main() {
       return results;
     };
     const setupOf = (since: number, keys: string) =>
-      `${server}, concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up), ` +
+      `${server}, concurrency ${load.concurrency}, median of ${rounds} rounds of ${load.durationMs / 1000} s (+${load.warmupMs / 1000} s warm-up) after ${positive("settle")} s of every scenario in turn, ` +
       `${keys}, ${((performance.now() - since) / 1000).toFixed(0)} s in all`;
     const results = await measureTransports();
     process.stdout.write(render(results, setupOf(started, "the run's own keys")));
