@@ -8,7 +8,7 @@ import type { Sql } from "postgres";
 import { app } from "../server/app";
 import { drive, type Load } from "./measure";
 import { inputFor } from "./scenarios";
-import { seedExpired } from "./sweep";
+import { seedExpired, WRITERS_WINDOW } from "./sweep";
 import type { Transport } from "./transports";
 
 const EXPIRED = 300_000;
@@ -16,7 +16,7 @@ const TARGET = 0.9;
 
 export async function runCleanupBench(sql: Sql, t: Transport, load: Load): Promise<void> {
   const writers = (label: string) =>
-    drive(async (n) => void (await t.wrapped(`cleanup-${label}-${n}-${Date.now()}`, inputFor(n), 1)), load);
+    drive(async (n) => void (await t.wrapped(`cleanup-${label}-${n}-${Date.now()}`, inputFor(n), 1)), { ...load, ...WRITERS_WINDOW });
   await seedExpired(sql, EXPIRED, "warm-");
   const alone = await writers("alone");
   // The same amount of expired keys for the second window; the first batch was left in place.

@@ -12,7 +12,11 @@ import { inputFor } from "./scenarios";
 import type { Transport } from "./transports";
 
 const WRITERS = 8;
-const WINDOW_MS = 2000;
+/**
+ * A window of the writers beside a deletion (here and in cleanup.ts): its own length, not the rounds' 0.5 s, so
+ * that each window overlaps the deletion's paced batches.
+ */
+export const WRITERS_WINDOW = { warmupMs: 500, durationMs: 2000 } satisfies Partial<Load>;
 
 /** `count` keys that expired an hour ago, `prefix` and a number each, and the table analyzed. */
 export async function seedExpired(sql: Sql, count: number, prefix = "sweep-") {
@@ -34,7 +38,7 @@ export type SweepUnderLoad = { deleted: number; seconds: number; alone: Sample[]
  * takes to delete every expired key in its paced batches: the sweep's rate while writers run, and what it costs them.
  */
 export async function sweepUnderLoad(t: Transport, base: Load): Promise<SweepUnderLoad> {
-  const load: Load = { ...base, concurrency: WRITERS, durationMs: WINDOW_MS };
+  const load: Load = { ...base, ...WRITERS_WINDOW, concurrency: WRITERS };
   const window = (label: string, round: number) =>
     drive(async (n) => void (await t.wrapped(`sweep-${label}-${round}-${n}-${Date.now()}`, inputFor(n), 1)), load);
   const alone = [];
