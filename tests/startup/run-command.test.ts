@@ -62,14 +62,32 @@ describe("a start that cannot work", () => {
   });
 });
 
-describe("the run command", () => {
+/**
+ * Waits for every run to serve; a wait that runs out shows what each run printed, so a start that hangs says
+ * where, where the test's timeout alone said nothing.
+ */
+async function allServing(servers: Server[]): Promise<void> {
+  try {
+    await Promise.all(servers.map((s) => waitFor(`${s.url} to serve`, () => serving(s))));
+  } catch (error) {
+    const printed = servers.map((s, i) => `run ${i + 1} (${s.url}) printed:\n${s.output()}`).join("\n");
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${printed}`, { cause: error });
+  }
+}
+
+/**
+ * Cold starts on a new cluster (initdb, migrations, the servers) on a machine the other test files keep busy: the
+ * waits inside allow 120 s to serve and 30 s to stop, and the suite's default 60 s cut them short once, in CI's
+ * pass on PostgreSQL 15, with nothing to show for it.
+ */
+describe("the run command", { timeout: 240_000 }, () => {
   it("serves twice when started twice at once (one cluster, one stand-in, shared)", async () => {
     const parent = scratchClusterParent("twice");
     const dir = path.join(parent, "pg");
     const pspPort = await freePort();
     const servers = await Promise.all([startRun(dir, pspPort), startRun(dir, pspPort)]);
     try {
-      await Promise.all(servers.map((s) => waitFor(`${s.url} to serve`, () => serving(s))));
+      await allServing(servers);
       const postmaster = postmasterOf(dir);
       expect(running(postmaster)).toBe(true);
       expect((await Promise.all(servers.map((s) => s.stop()))).every((code) => code === 0)).toBe(true);
@@ -87,7 +105,7 @@ describe("the run command", () => {
     const port = await freePort();
     let server = await startRun(dir, pspPort, port);
     try {
-      await waitFor("the first run to serve", () => serving(server));
+      await allServing([server]);
       const postmaster = postmasterOf(dir);
       // kill -9 of the run command and its server (server/serve.ts); PostgreSQL and the stand-in are left to fend for themselves.
       const pids = [
@@ -107,7 +125,7 @@ describe("the run command", () => {
       expect(running(postmaster)).toBe(true);
 
       server = await startRun(dir, pspPort, port);
-      await waitFor("the restarted run to serve", () => serving(server));
+      await allServing([server]);
       expect(postmasterOf(dir)).toBe(postmaster);
 
       // The CLIs as a user runs them: no database or provider variables, output captured (not a terminal).
