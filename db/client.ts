@@ -3,8 +3,11 @@
  * so that hot reloads and Next.js's separate bundles (instrumentation, route
  * handlers) share one pool instead of opening one each.
  */
-import { PgDialect } from "drizzle-orm/pg-core";
+import type { Query } from "drizzle-orm";
+import type { WithCacheConfig } from "drizzle-orm/cache/core/types";
+import { PgDialect, type PgPreparedQuery, type PreparedQueryConfig, type SelectedFieldsOrdered } from "drizzle-orm/pg-core";
 import { drizzle, PostgresJsDatabase, PostgresJsSession } from "drizzle-orm/postgres-js";
+import type { RelationalSchemaConfig, TablesRelationalConfig } from "drizzle-orm/relations";
 import postgres, { type ReservedSql, type Sql, type TransactionSql } from "postgres";
 import * as schema from "./schema";
 
@@ -85,19 +88,50 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     connect_timeout: 5,
     backoff: reconnectBackoff,
   });
+  // drizzle() also sets the client's parsers and serializers as Drizzle's column types expect.
   holder.__eoDatabase = withHolds(client, drizzle({ client, schema }), url, options.beginWith);
   return holder.__eoDatabase;
 }
 
 const dialect = new PgDialect();
 
-function withHolds(sql: Sql, db: Db, url: string, beginWith: string | undefined): Database {
+/**
+ * Drizzle's session with its statements prepared. Drizzle sends a query
+ * unprepared unless it was given a name, and postgres-js then has PostgreSQL
+ * parse and describe it before it can bind the parameters: a round trip and
+ * a parse more for every statement, every time (a payment's two inserts
+ * took four round trips). Named, a statement is parsed once per connection
+ * and then only bound (postgres-js keeps 1,000 a connection, dropping the
+ * oldest). Behind a transaction-mode pooler the pool's own `prepare: false`
+ * wins (POOLED_DRIVER_OPTIONS), as it must.
+ */
+class PreparedSession<TSchema extends TablesRelationalConfig> extends PostgresJsSession<Sql, typeof schema, TSchema> {
+  constructor(client: Sql, config: RelationalSchemaConfig<TSchema>) {
+    super(client, dialect, config);
+  }
+
+  override prepareQuery<T extends PreparedQueryConfig = PreparedQueryConfig>(
+    query: Query,
+    fields: SelectedFieldsOrdered | undefined,
+    name: string | undefined,
+    isResponseInArrayMode: boolean,
+    customResultMapper?: (rows: unknown[][]) => T["execute"],
+    queryMetadata?: { type: "select" | "update" | "delete" | "insert"; tables: string[] },
+    cacheConfig?: WithCacheConfig,
+  ): PgPreparedQuery<T> {
+    // Drizzle reads a name only as "prepare this"; postgres-js names the statement by its text.
+    return super.prepareQuery<T>(query, fields, name ?? "", isResponseInArrayMode, customResultMapper, queryMetadata, cacheConfig);
+  }
+}
+
+function withHolds(sql: Sql, made: Db, url: string, beginWith: string | undefined): Database {
   let held = 0;
   // The pool's relational schema, extracted once when the pool opened, so `tx.query.*` works on a held connection too.
-  const schemaConfig = { fullSchema: db._.fullSchema, schema: db._.schema!, tableNamesMap: db._.tableNamesMap };
+  const schemaConfig = { fullSchema: made._.fullSchema, schema: made._.schema!, tableNamesMap: made._.tableNamesMap };
   // A held connection answers queries as the pool does; Drizzle's session asks for the pool's type.
-  const drizzleOn = (connection: ReservedSql | TransactionSql): Db =>
-    new PostgresJsDatabase(dialect, new PostgresJsSession(connection as unknown as Sql, dialect, schemaConfig), schemaConfig);
+  const drizzleOn = (connection: Sql | ReservedSql | TransactionSql): Db =>
+    new PostgresJsDatabase(dialect, new PreparedSession(connection as unknown as Sql, schemaConfig), schemaConfig);
+  const db = drizzleOn(sql);
   const begin = async <T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> => {
     let holding = false;
     try {
