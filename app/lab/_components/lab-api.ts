@@ -24,13 +24,17 @@ export class LabRequestError extends Error {
   override readonly name = "LabRequestError";
 }
 
-/** The server answered with an error: a LabRequestError with its status; no answer stays a network error. */
+/**
+ * The server answered with an error: a LabRequestError in the server's own words (its problem's detail, written
+ * for the reader: "At most 30 lab runs start per minute; try again shortly."); no answer stays a network error.
+ */
 async function labCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     const status = error instanceof TRPCClientError ? (error.data as { httpStatus?: number } | undefined)?.httpStatus : undefined;
-    if (status !== undefined) throw new LabRequestError(`The lab could not do that (${status}).`, { cause: error });
+    if (status !== undefined)
+      throw new LabRequestError((error as Error).message || `The lab could not do that (${status}).`, { cause: error });
     throw error;
   }
 }

@@ -107,7 +107,11 @@ export function Lab({ scenarios, cart, productName }: { scenarios: LabScenario[]
               : "Running the unprotected twin…"}
         </button>
         <p role="status" className="small">
-          {running !== null ? `Running “${scenario.title}”…` : results ? `Finished “${results.scenario.title}”.` : ""}
+          {running !== null
+            ? `Running “${scenario.title}”…`
+            : results
+              ? `${failure ? "Stopped" : "Finished"} “${results.scenario.title}”.`
+              : ""}
         </p>
         {failure ? <p className="error">{failure}</p> : null}
       </section>
