@@ -9,6 +9,8 @@ export default defineConfig({
   testDir: "specs",
   outputDir: "../test-results",
   fullyParallel: true,
+  // Playwright's default is half the cores: one worker on two. The specs mostly wait on the server and the browser.
+  workers: "100%",
   forbidOnly: !!process.env.CI,
   retries: 0,
   // Last, so its verdict on the servers' logs is the run's last word.
