@@ -9,9 +9,10 @@
  * several of them in one pipeline or one transaction. A statement returned
  * unawaited is sent when awaited: the caller decides its place in a pipeline.
  */
-import type { Fragment, ISql, Sql } from "postgres";
-import { generation, isExpired, isLeaseOver, leaseMsLeft } from "./rules.js";
+import type { ISql, Sql } from "postgres";
+import { expired, generationOf, isExpired, isLeaseOver, leaseOver, msLeft } from "./rules.js";
 import { KeyState } from "./states.js";
+import { identifier, sqlText, statement, type SqlText } from "./statement.js";
 
 export type KeyRef = { tenantId: string; key: string };
 
@@ -79,27 +80,17 @@ const toClaim = (r: RawClaim): Claim => ({
 
 export const claimed = (rows: RawClaim[]): Claim | undefined => (rows[0] ? toClaim(rows[0]) : undefined);
 
-/**
- * A fragment without parameters built once: postgres-js makes every
- * fragment a Query object (with a captured stack on a pool built with a
- * `debug` hook), and only its text is read when it is embedded, so the hot
- * statements reuse theirs instead of building them per request.
- */
-function once(build: (q: ISql) => Fragment): (q: ISql) => Fragment {
-  let built: Fragment | undefined;
-  return (q) => (built ??= build(q));
-}
-
 /** The key row's columns as `KeyRow` reads them (`loaded`), from the row aliased `k`. */
-const keyColumns = once(
-  (q) => q`k.procedure, k.fingerprint, k.state, k.fence, k.recovery_point, k.recovery_data::text as recovery_data,
-    k.response_status, k.response_body, ${generation(q, "k")} as generation,
-    ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over, ${leaseMsLeft(q, "k")} as lease_ms_left`,
-);
+const keyColumns = sqlText`k.procedure, k.fingerprint, k.state, k.fence, k.recovery_point, k.recovery_data::text as recovery_data,
+    k.response_status, k.response_body, ${generationOf("k")} as generation,
+    ${expired("k")} as expired, ${leaseOver("k")} as lease_over, ${msLeft("k")} as lease_ms_left`;
 
-export function load(q: ISql, k: KeyRef) {
-  return q<RawRow[]>`select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}`;
-}
+/** The key's row aliased `k`, by its primary key. */
+const byKey = statement<KeyRef>`k.tenant_id = ${(k) => k.tenantId} and k.key = ${(k) => k.key}`;
+
+const LOAD = statement<KeyRef>`select ${keyColumns} from idempotency_keys k where ${byKey}`;
+
+export const load = (q: ISql, k: KeyRef) => LOAD.on<RawRow[]>(q, k);
 
 /**
  * One statement that opens a key's transaction after BEGIN: the key's
@@ -111,12 +102,13 @@ export function load(q: ISql, k: KeyRef) {
  * and the acquisition then looks again. Always one row: `locked`, and the
  * key's columns (null when it has no row).
  */
-export function take(q: ISql, k: KeyRef, lockId: string) {
-  return q<(RawRow & { locked: boolean })[]>`
-    select pg_try_advisory_xact_lock(${lockId}::int8) as locked, r.*
+const TAKE = statement<KeyRef & { lockId: string }>`
+    select pg_try_advisory_xact_lock(${(k) => k.lockId}::int8) as locked, r.*
     from (select 1) one left join lateral (
-      select ${keyColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}) r on true`;
-}
+      select ${keyColumns} from idempotency_keys k where ${byKey}) r on true`;
+
+export const take = (q: ISql, k: KeyRef, lockId: string) =>
+  TAKE.on<(RawRow & { locked: boolean })[]>(q, { tenantId: k.tenantId, key: k.key, lockId });
 
 type RawPeek = Pick<
   RawRow,
@@ -131,14 +123,11 @@ type RawPeek = Pick<
  * on the locking path, which needs them). On a
  * fresh key it is one probe of the primary key that finds nothing.
  */
-const peekColumns = once(
-  (q) => q`k.procedure, k.fingerprint, k.state, k.fence, k.response_status, k.response_body,
-    ${isExpired(q, "k")} as expired, ${isLeaseOver(q, "k")} as lease_over`,
-);
+const PEEK = statement<KeyRef>`select k.procedure, k.fingerprint, k.state, k.fence, k.response_status, k.response_body,
+    ${expired("k")} as expired, ${leaseOver("k")} as lease_over
+    from idempotency_keys k where ${byKey}`;
 
-export function peek(q: ISql, k: KeyRef) {
-  return q<RawPeek[]>`select ${peekColumns(q)} from idempotency_keys k where k.tenant_id = ${k.tenantId} and k.key = ${k.key}`;
-}
+export const peek = (q: ISql, k: KeyRef) => PEEK.on<RawPeek[]>(q, k);
 
 export const peeked = (rows: RawPeek[]): Decidable | undefined => {
   const r = rows[0];
@@ -175,19 +164,29 @@ export const loaded = (rows: RawRow[]): KeyRow | undefined => {
 /** What a take writes: a claim (in progress, leased) or an atomic outcome (completed, failed, or released). */
 export type Put = { state: KeyState; leaseMs: number | null; status: number | null; body: string | null };
 
+/** A write of a key row: the request it stores, what it puts there, and the fence its writer saw (0: no row). */
+type Write = { r: Request; p: Put; seenFence: number };
+/** A parameter of a write: a field of its request (`r`) or of what it puts (`p`). */
+const r =
+  <K extends keyof Request>(name: K) =>
+  (w: Write) =>
+    w.r[name];
+const p =
+  <K extends keyof Put>(name: K) =>
+  (w: Write) =>
+    w.p[name];
+
 /** The INSERT of a new key row as `p` describes it. */
-const insertRow = (q: ISql, r: Request, p: Put) => q`
+const INSERT_ROW = statement<Write>`
     insert into idempotency_keys as k
       (tenant_id, key, procedure, fingerprint, request, state, locked_until, response_status, response_body, completed_at, expires_at, trace_id)
     values
-      (${r.tenantId}, ${r.key}, ${r.procedure}, ${r.fingerprint}, ${r.request}, ${p.state},
-       now() + ${p.leaseMs}::float8 * interval '1 millisecond', ${p.status}, ${p.body},
-       case when ${p.state}::text <> ${KeyState.InProgress} then now() end,
-       now() + ${r.ttlMs}::float8 * interval '1 millisecond', ${r.traceId})`;
+      (${r("tenantId")}, ${r("key")}, ${r("procedure")}, ${r("fingerprint")}, ${r("request")}, ${p("state")},
+       now() + ${p("leaseMs")}::float8 * interval '1 millisecond', ${p("status")}, ${p("body")},
+       case when ${p("state")}::text <> ${() => KeyState.InProgress} then now() end,
+       now() + ${r("ttlMs")}::float8 * interval '1 millisecond', ${r("traceId")})`;
 
-const returningClaim = once(
-  (q) => q`returning k.fence, ${generation(q, "k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`,
-);
+const returningClaim = sqlText`returning k.fence, ${generationOf("k")} as generation, k.recovery_point, k.recovery_data::text as recovery_data`;
 
 /**
  * Takes a key that has no row: a plain INSERT, fence 1. Only a writer holding
@@ -196,11 +195,8 @@ const returningClaim = once(
  * violation aborts the transaction (and the COMMIT pipelined after it), so
  * nothing commits without its key row, and the acquisition looks again.
  */
-function insert(q: ISql, r: Request, p: Put) {
-  return q<RawClaim[]>`
-    ${insertRow(q, r, p)}
-    ${returningClaim(q)}`;
-}
+const INSERT = statement<Write>`${INSERT_ROW}
+    ${returningClaim}`;
 
 /**
  * Takes a key whose row the caller saw with `seenFence`: an expired row is
@@ -208,15 +204,14 @@ function insert(q: ISql, r: Request, p: Put) {
  * nobody holds is taken over (fence + 1; the generation, the recovery
  * point and the trace of the request that first took it kept). The expiry
  * sweep may delete an expired row meanwhile: then it is inserted. A row
- * that changed otherwise is left alone and nothing comes back, or with
- * `orFail` the statement fails (1 / 0), so that a COMMIT pipelined after it
- * cannot commit business writes without their key row.
+ * that changed otherwise is left alone and nothing comes back, or in
+ * `RETAKE_OR_FAIL` the statement fails (1 / 0), so that a COMMIT pipelined
+ * after it cannot commit business writes without their key row.
  */
-function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean) {
-  const fresh = isExpired(q, "k");
-  return q<RawClaim[]>`
+const fresh = expired("k");
+const RETAKE = statement<Write>`
     with taken as (
-    ${insertRow(q, r, p)}
+    ${INSERT_ROW}
     on conflict (tenant_id, key) do update set
       procedure = excluded.procedure, fingerprint = excluded.fingerprint, request = excluded.request,
       state = excluded.state, fence = k.fence + 1, locked_until = excluded.locked_until,
@@ -232,22 +227,25 @@ function retake(q: ISql, r: Request, seenFence: number, p: Put, orFail: boolean)
       completed_by = case when ${fresh} then null else k.completed_by end,
       trace_id = case when ${fresh} then excluded.trace_id else k.trace_id end,
       updated_at = now()
-    where k.fence = ${seenFence} and (${fresh} or (k.state = ${KeyState.InProgress} and ${isLeaseOver(q, "k")}))
-    ${returningClaim(q)})
-    select * from taken
-    ${orFail ? q`union all select null::bigint, null::text, null::text, null::text where ${noneFails(q, "taken")}` : q``}`;
-}
+    where k.fence = ${(w) => w.seenFence} and (${fresh} or (k.state = ${() => KeyState.InProgress} and ${leaseOver("k")}))
+    ${returningClaim})
+    select * from taken`;
+
+const RETAKE_OR_FAIL = statement<Write>`${RETAKE}
+    union all select null::bigint, null::text, null::text, null::text where ${noneFails("taken")}`;
 
 /**
  * A condition that is never true and fails the statement (22012, a division
  * by zero: `rowChanged`) when the CTE `name` wrote no row, so that a COMMIT
  * pipelined behind it ends the transaction instead of committing it.
  */
-const noneFails = (q: ISql, name: string) => q`1 / (select count(*)::int from ${q(name)}) = 0`;
+function noneFails(name: string): SqlText {
+  return sqlText`1 / (select count(*)::int from ${identifier(name)}) = 0`;
+}
 
 /**
  * The take failed because the row is not what the taker saw: a row appeared
- * under a fresh INSERT (unique_violation), or a retake's `orFail` guard
+ * under a fresh INSERT (unique_violation), or `RETAKE_OR_FAIL`'s guard
  * found it changed (its division by zero). The transaction is aborted; the
  * acquisition looks again and decides on the row as it is now.
  */
@@ -262,11 +260,12 @@ export function rowChanged(error: unknown): boolean {
  * rolled back): true when it was written, false when another attempt's row
  * is there.
  */
-export async function insertIfAbsent(q: ISql, r: Request, p: Put): Promise<boolean> {
-  const rows = await q`
-    ${insertRow(q, r, p)}
+const INSERT_IF_ABSENT = statement<Write>`${INSERT_ROW}
     on conflict (tenant_id, key) do nothing
     returning 1`;
+
+export async function insertIfAbsent(q: ISql, r: Request, p: Put): Promise<boolean> {
+  const rows = await INSERT_IF_ABSENT.on(q, { r, p, seenFence: 0 });
   return rows.length > 0;
 }
 
@@ -275,17 +274,15 @@ export async function insertIfAbsent(q: ISql, r: Request, p: Put): Promise<boole
  * key's lock: the primary key lets one attempt in. Nothing comes back when a
  * row is there (the acquisition then decides on it).
  */
-export function claimIfAbsent(q: ISql, r: Request, p: Put) {
-  return q<RawClaim[]>`
-    ${insertRow(q, r, p)}
+const CLAIM_IF_ABSENT = statement<Write>`${INSERT_ROW}
     on conflict (tenant_id, key) do nothing
-    ${returningClaim(q)}`;
-}
+    ${returningClaim}`;
+
+export const claimIfAbsent = (q: ISql, r: Request, p: Put) => CLAIM_IF_ABSENT.on<RawClaim[]>(q, { r, p, seenFence: 0 });
 
 /** Takes the key in one statement, whatever the acquisition found (no row: 0), guarded by the fence it saw. */
-export function put(q: ISql, r: Request, seenFence: number, p: Put) {
-  return seenFence === 0 ? insert(q, r, p) : retake(q, r, seenFence, p, false);
-}
+export const put = (q: ISql, r: Request, seenFence: number, p: Put) =>
+  (seenFence === 0 ? INSERT : RETAKE).on<RawClaim[]>(q, { r, p, seenFence });
 
 /**
  * The atomic flavour's final row, pipelined with COMMIT: it must either be
@@ -294,9 +291,8 @@ export function put(q: ISql, r: Request, seenFence: number, p: Put) {
  * and its computed generation, which PostgreSQL would build and send for
  * nobody; a takeover keeps the retake with its guard.
  */
-export function settle(q: ISql, r: Request, seenFence: number, p: Put) {
-  return seenFence === 0 ? insertRow(q, r, p) : retake(q, r, seenFence, p, true);
-}
+export const settle = (q: ISql, r: Request, seenFence: number, p: Put) =>
+  (seenFence === 0 ? INSERT_ROW : RETAKE_OR_FAIL).on(q, { r, p, seenFence });
 
 /** Extends the lease while the holder still owns the key; no row means it lost it. */
 export function renew(q: ISql, k: KeyRef, fence: number, leaseMs: number) {
@@ -329,18 +325,25 @@ export type FinalResponse = { state: typeof KeyState.Completed | typeof KeyState
  * Stores the outcome if the holder of `fence` still owns the key; nothing
  * comes back when it lost it. A `finish` (given its `point`) also records
  * its phase as the recovery point and has the statement fail then (the same
- * `noneFails` guard as a retake's `orFail`), so that the business writes of
+ * `noneFails` guard as `RETAKE_OR_FAIL`), so that the business writes of
  * the COMMIT pipelined behind it go nowhere.
  */
-export function complete(q: ISql, k: KeyRef, fence: number, o: FinalResponse, finish?: { point: string }) {
-  const update = q`
-    update idempotency_keys set
-      ${finish ? q`recovery_point = ${finish.point},` : q``}
-      state = ${o.state}, response_status = ${o.status}, response_body = ${o.body},
+type Completion = { k: KeyRef; fence: number; o: FinalResponse; point?: string };
+
+const completed = statement<Completion>`
+      state = ${(c) => c.o.state}, response_status = ${(c) => c.o.status}, response_body = ${(c) => c.o.body},
       locked_until = null, completed_at = now(), updated_at = now()
-    where tenant_id = ${k.tenantId} and key = ${k.key} and state = ${KeyState.InProgress} and fence = ${fence}
+    where tenant_id = ${(c) => c.k.tenantId} and key = ${(c) => c.k.key} and state = ${() => KeyState.InProgress} and fence = ${(c) => c.fence}
     returning 1`;
-  return finish ? q`with done as (${update}) select 1 from done union all select 1 where ${noneFails(q, "done")}` : update;
+
+const COMPLETE = statement<Completion>`update idempotency_keys set ${completed}`;
+
+const FINISH = statement<Completion>`
+    with done as (update idempotency_keys set recovery_point = ${(c) => c.point ?? null}, ${completed})
+    select 1 from done union all select 1 where ${noneFails("done")}`;
+
+export function complete(q: ISql, k: KeyRef, fence: number, o: FinalResponse, finish?: { point: string }) {
+  return finish ? FINISH.on(q, { k, fence, o, point: finish.point }) : COMPLETE.on(q, { k, fence, o });
 }
 
 /** Gives the key up after an unexpected error: the fingerprint and recovery point stay, the lease ends now. */
