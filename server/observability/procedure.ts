@@ -20,7 +20,7 @@
  * tracing). Every other acquisition (a claim, a takeover, a wait, a
  * refusal, an error) gets its span, started at the middleware's start.
  */
-import { context, SpanStatusCode, trace, TraceFlags, type Span } from "@opentelemetry/api";
+import { context, isSpanContextValid, SpanStatusCode, trace, TraceFlags, type Span } from "@opentelemetry/api";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import { ATTR_RPC_METHOD, ATTR_RPC_SYSTEM } from "@opentelemetry/semantic-conventions/incubating";
@@ -217,6 +217,8 @@ async function acquiring<R>(scope: Scope, run: () => Promise<R>): Promise<R> {
 export function observeHandler<R>(request: object, run: () => Promise<R>): Promise<R> {
   const scope = (request as Observed)[SCOPE];
   if (!scope) return run();
+  // Without tracing (no exporter) the span is a stand-in with no trace in it: nothing to carry, no context to enter.
+  if (!isSpanContextValid(scope.span.spanContext())) return run();
   // Unrecorded: the provider calls still carry the trace (not sampled), so the provider records none of it either.
   if (!scope.recording) {
     const active = context.active();
