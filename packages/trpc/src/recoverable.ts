@@ -218,7 +218,7 @@ export async function runRecoverable<TTx, R extends HandlerResult>(
       const value = await inTransaction(runtime.reserve, async (t) => {
         // The fence's row lock goes out with the phase's first statement, which runs behind it; what it found is
         // checked before the phase counts for anything: a holder that lost the key commits nothing of it.
-        const owned = t.beginAhead(a.setup, store.lockOwned(t.conn, a, fence));
+        const owned = t.beginAheadWith(a.setup, store.lockOwned(t.conn, a, fence));
         const stillOwned = async () => {
           const [mine] = await owned;
           if (mine.length === 0) throw lost();

@@ -91,19 +91,28 @@ export class KeyTransaction {
   constructor(readonly conn: ReservedSql) {}
 
   /**
-   * BEGIN (with `setup`) and `statements` sent now, without waiting for their
-   * answers: whatever is issued next goes out behind them on the same
-   * connection, in the same write when issued in the same turn, so opening
-   * the transaction costs no round trip of its own. Returns the statements'
+   * BEGIN (with `setup`) sent now, without waiting for its answer: whatever
+   * is issued next goes out behind it on the same connection, in the same
+   * write when issued in the same turn, so opening the transaction costs no
+   * round trip of its own. Its failure is thrown by `commit`.
+   */
+  beginAhead(setup: string): void {
+    this.open = true;
+    const opening = this.conn.unsafe(opener(setup)).execute();
+    // Waited for at `commit`; until then its failure must not count as unhandled.
+    opening.catch(() => undefined);
+    this.opening = opening;
+  }
+
+  /**
+   * `beginAhead`, with `statements` sent behind BEGIN at once. Returns their
    * rows, for the caller to check before it commits; a failure is also
    * thrown by `commit`.
    */
-  beginAhead<T extends readonly PendingStatement[]>(setup: string, ...statements: T): Promise<Results<T>> {
-    this.open = true;
-    const opening = this.conn.unsafe(opener(setup)).execute();
+  beginAheadWith<T extends readonly PendingStatement[]>(setup: string, ...statements: T): Promise<Results<T>> {
+    this.beginAhead(setup);
     for (const statement of statements) statement.execute();
-    const answered = pipeline([opening, ...statements]).then((rows) => rows.slice(1) as Results<T>);
-    // Waited for at `commit` if not before; until then its failure must not count as unhandled.
+    const answered = pipeline([this.opening!, ...statements]).then((rows) => rows.slice(1) as Results<T>);
     answered.catch(() => undefined);
     this.opening = answered;
     return answered;
