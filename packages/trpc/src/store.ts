@@ -330,6 +330,7 @@ export type FinalResponse = { state: typeof KeyState.Completed | typeof KeyState
  */
 type Completion = { k: KeyRef; fence: number; o: FinalResponse; point?: string };
 
+/** The completion's assignments after any recovery point, its guard (the holder's fence) and its RETURNING. */
 const completed = statement<Completion>`
       state = ${(c) => c.o.state}, response_status = ${(c) => c.o.status}, response_body = ${(c) => c.o.body},
       locked_until = null, completed_at = now(), updated_at = now()
