@@ -5,10 +5,11 @@
  * The common path is the floor's own statements. A fresh key that nobody
  * else is on costs:
  * 1. a look at the key row (`store.peek`, a primary-key probe that finds
- *    nothing), before any transaction, so that a stored answer is one
- *    statement and opens nothing; left out when the client says this is its
- *    first send of the key (`Idempotency-Attempt: 1`, key.ts), which then
- *    costs exactly the floor's statements;
+ *    nothing), through the pool before any transaction, so that a stored
+ *    answer is one statement and reserves and opens nothing; left out when
+ *    the client says this is its first send of the key
+ *    (`Idempotency-Attempt: 1`, key.ts), which then costs exactly the
+ *    floor's statements;
  * 2. BEGIN (with those of the transaction's limits its connection does not
  *    carry from its start: none on a pool opened with `connectionLimits`),
  *    sent without waiting, so that it goes out with the handler's first
@@ -79,21 +80,22 @@ async function unlocked<TTx, R extends HandlerResult>(
   successStatus: number,
   run: (handle: AtomicHandle<TTx>) => Promise<R>,
 ): Promise<Acquired<Executed<R>> | undefined> {
+  // The look comes before the transaction, through the pool: a stored answer (the common retry) is then one
+  // statement, no connection reserved and nothing opened. In BEGIN's write instead it would save a fresh key its own
+  // write but cost a replay a ROLLBACK, as much as it saves, and a replay would no longer be one statement. A
+  // client's first send of the key has nothing to find, so it goes without: then its statements are the floor's.
+  const sql = runtime.sql();
+  let row = a.firstSend ? undefined : store.peeked(await store.peek(sql, a));
+  // Nothing to answer from: the handler's run would insert a new key row, which the app may refuse.
+  row ??= await admitNewKey(sql, a, !a.firstSend);
+  if (row) {
+    const decision = decide(row, a.fingerprint);
+    if (decision === Decision.Replay) return { kind: "replay", row };
+    if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row.procedure));
+    return undefined;
+  }
   const t = new KeyTransaction(await runtime.reserve());
   try {
-    // The look comes before the transaction: a stored answer (the common retry) is then one statement, nothing opened.
-    // In BEGIN's write instead it would save a fresh key its own write but cost a replay a ROLLBACK, as much as it
-    // saves, and a replay would no longer be one statement. A client's first send of the key has nothing to find, so
-    // it goes without: then its statements are the floor's.
-    let row = a.firstSend ? undefined : store.peeked(await store.peek(t.conn, a));
-    // Nothing to answer from: the handler's run would insert a new key row, which the app may refuse.
-    row ??= await admitNewKey(t.conn, a, !a.firstSend);
-    if (row) {
-      const decision = decide(row, a.fingerprint);
-      if (decision === Decision.Replay) return { kind: "replay", row };
-      if (decision === Decision.Mismatch) refuse(a, new IdempotencyKeyMismatchError(a.key, row.procedure));
-      return undefined;
-    }
     // BEGIN goes out with the handler's first statement: the look above, where there is one, is the round trip the
     // floor spends on BEGIN alone.
     t.beginAhead(a.setup);
