@@ -46,6 +46,19 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
   const runtimeOf = typeof runtime === "function" ? runtime : () => runtime;
   const t = initTRPC.context<TCtx>().meta<IdempotencyMeta>().create();
 
+  /**
+   * What a key transaction's BEGIN carries for the runtime's limits on its pool: worked out again only when either
+   * is another (a variant runtime, a new pool), not on every call (it parses the pool's settings).
+   */
+  let setupFor: { limits: IdempotencyRuntime<TTx>["limits"]; sql: ReturnType<IdempotencyRuntime<TTx>["sql"]>; setup: string } | undefined;
+  function setupOf(runtime: IdempotencyRuntime<TTx>): string {
+    const sql = runtime.sql();
+    if (setupFor?.limits !== runtime.limits || setupFor.sql !== sql) {
+      setupFor = { limits: runtime.limits, sql, setup: setLocalLimits(runtime.limits, carriedLimits(sql)) };
+    }
+    return setupFor.setup;
+  }
+
   function attempt(
     runtime: IdempotencyRuntime<TTx>,
     ctx: IdempotencyContext,
@@ -76,7 +89,7 @@ export function createIdempotencyProcedures<TTx, TCtx extends IdempotencyContext
       waitMs: o.waitMs,
       firstSend: isFirstSend(ctx.headers),
       limits: runtime.limits,
-      setup: setLocalLimits(runtime.limits, carriedLimits(runtime.sql())),
+      setup: setupOf(runtime),
       event: (type, extra) => runtime.onEvent?.({ type, tenantId, key, procedure: path, ...extra }, ctx),
       ...(runtime.admitNewKey && { admitNewKey: () => runtime.admitNewKey!(ctx) }),
     };
