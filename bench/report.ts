@@ -90,6 +90,8 @@ function scenarioRows(r: TransportResult, statements: boolean): Row[] {
 type Target = {
   name: string;
   value: (r: TransportResult) => number;
+  /** The rounds' own ratios, where the value is their median: their middle half is printed beside it. */
+  rounds?: (r: TransportResult) => number[];
   min?: (transport: string) => number;
   predicted?: (r: TransportResult) => string;
   max?: boolean;
@@ -102,33 +104,58 @@ const predicted = (p: (r: TransportResult) => Pair) => (r: TransportResult) => {
 };
 
 /**
- * What `subject` costs per operation against `base`, in one CPU column (a lower one is better): the median of the
- * rounds' own ratios, like the throughput's, so a round the whole machine ran slow in (both sides' CPU up) moves
- * neither side's median alone.
+ * A throughput ratio (at least `min`, over HTTP `httpMin`): the median of the rounds' own, beside the ratio their CPU
+ * per operation predicts.
  */
-const cpuRatio = (p: (r: TransportResult) => Pair, of: (s: Sample) => number | undefined) => (r: TransportResult) =>
-  median(p(r).rounds.map((round) => (of(round.subject) ?? Number.NaN) / (of(round.base) ?? Number.NaN)));
+function throughput(name: string, p: (r: TransportResult) => Pair, min?: number, httpMin?: number): Target {
+  const rounds = (r: TransportResult) => p(r).rounds.map((round) => round.subject.opsPerSec / round.base.opsPerSec);
+  const bound = min === undefined ? {} : { min: (transport: string) => (transport === "http" ? (httpMin ?? min) : min) };
+  return { name, value: (r) => median(rounds(r)), rounds, ...bound, predicted: predicted(p) };
+}
+
+/**
+ * What `subject` costs per operation against `base`, in one CPU column (a lower one is better, at most `max`): the
+ * median of the rounds' own ratios, like the throughput's, so a round the whole machine ran slow in (both sides' CPU
+ * up) moves neither side's median alone.
+ */
+function cpu(name: string, p: (r: TransportResult) => Pair, of: (s: Sample) => number | undefined, max?: number): Target {
+  const rounds = (r: TransportResult) => p(r).rounds.map((round) => (of(round.subject) ?? Number.NaN) / (of(round.base) ?? Number.NaN));
+  return { name, value: (r) => median(rounds(r)), rounds, ...(max !== undefined && { min: () => max, max: true }) };
+}
+
+/**
+ * The middle half of the rounds' ratios (first to third quartile): how far one run's median can be trusted. Run to
+ * run, the same code's median moves about as far as this range is wide.
+ */
+function middleHalf(values: number[]): string {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length < 4) return "-";
+  const at = (q: number) => sorted[Math.floor(q * (sorted.length - 1))]!;
+  return `${at(0.25).toFixed(2)}-${at(0.75).toFixed(2)}`;
+}
+
 export const pgUs = (s: Sample) => s.cpu?.postgresUs;
 export const nodeUs = (s: Sample) => s.cpu?.selfUs;
 const mainUs = (s: Sample) => s.cpu?.mainUs;
 
 const targets: Target[] = [
-  { name: "wrapped/plain", value: (r) => r.writes.ratio, min: (t) => (t === "http" ? 0.9 : 0.8), predicted: predicted((r) => r.writes) },
+  throughput("wrapped/plain", (r) => r.writes, 0.8, 0.9),
   // The floor is the least any design with this guarantee can cost: the middleware is judged against it.
-  { name: "wrapped/floor", value: (r) => r.floor.ratio, min: () => 0.95, predicted: predicted((r) => r.floor) },
+  throughput("wrapped/floor", (r) => r.floor, 0.95),
   // What wrapped/plain can reach at best: the middleware writes at least the floor's key row.
-  { name: "floor/plain", value: (r) => r.bound.ratio, predicted: predicted((r) => r.bound) },
-  { name: "replay/read", value: (r) => r.reads.ratio, min: () => 0.9, predicted: predicted((r) => r.reads) },
+  throughput("floor/plain", (r) => r.bound),
+  throughput("replay/read", (r) => r.reads, 0.9),
   // p99s as ratio: at most 1.5 (the one target where lower is better).
   { name: "replay p99/read p99", value: (r) => r.reads.subject.p99 / r.reads.base.p99, min: () => 1.5, max: true },
   // CPU per operation, the ratios to trust on a busy machine: what the middleware adds, side by side.
-  { name: "wrapped/floor pg us/op", value: cpuRatio((r) => r.floor, pgUs), min: () => 1.05, max: true },
-  { name: "wrapped/floor node us/op", value: cpuRatio((r) => r.floor, nodeUs), min: () => 1.1, max: true },
+  cpu("wrapped/floor pg us/op", (r) => r.floor, pgUs, 1.05),
+  cpu("wrapped/floor node us/op", (r) => r.floor, nodeUs, 1.1),
   // Of that, the main thread's alone (the JavaScript): the rest is V8's helper threads (the collector, background compilation).
-  { name: "wrapped/floor node main us/op", value: cpuRatio((r) => r.floor, mainUs) },
-  { name: "replay/read node+pg us/op", value: cpuRatio((r) => r.reads, cpuPerOp), min: () => 1.2, max: true },
-  { name: "recoverable/floor pg us/op", value: cpuRatio((r) => r.recoverable, pgUs), min: () => 1.1, max: true },
-  { name: "recoverable/floor node us/op", value: cpuRatio((r) => r.recoverable, nodeUs), min: () => 1.1, max: true },
+  cpu("wrapped/floor node main us/op", (r) => r.floor, mainUs),
+  cpu("replay/read node+pg us/op", (r) => r.reads, cpuPerOp, 1.2),
+  cpu("recoverable/floor pg us/op", (r) => r.recoverable, pgUs, 1.1),
+  cpu("recoverable/floor node us/op", (r) => r.recoverable, nodeUs, 1.1),
+  cpu("recoverable/floor node main us/op", (r) => r.recoverable, mainUs),
 ];
 
 /** A ratio's value, its target and whether it was met: `atMost` for a bound from above (lower is better). */
@@ -148,9 +175,19 @@ export function render(results: TransportResult[], setup: string): string {
     new Set(measured.map((_, i) => i + 2)),
   );
   const ratioRows = results.flatMap((r) =>
-    targets.map((t) => [r.transport, t.name, ...judged(t.value(r), t.min?.(r.transport), t.max), t.predicted?.(r) ?? "-"]),
+    targets.map((t) => [
+      r.transport,
+      t.name,
+      ...judged(t.value(r), t.min?.(r.transport), t.max),
+      t.rounds ? middleHalf(t.rounds(r)) : "-",
+      t.predicted?.(r) ?? "-",
+    ]),
   );
-  const ratios = table(["transport", "ratio", "value", "target", "", "cpu/op predicts"], ratioRows, new Set([2, 5]));
+  const ratios = table(
+    ["transport", "ratio", "value", "target", "", "rounds' middle half", "cpu/op predicts"],
+    ratioRows,
+    new Set([2, 5, 6]),
+  );
   const others = results
     .flatMap((r) => [r.writes, r.floor, r.recoverable, r.reads].flatMap((p) => [p.base, p.subject]))
     .map((s) => s.cpu?.otherShare ?? 0);

@@ -10,8 +10,8 @@ import { drive, median, type Load, type Sample } from "./measure";
 import type { PaymentInput } from "./router";
 import type { Transport } from "./transports";
 
-/** Each side's medians, the throughput ratio, and the rounds themselves (each a base and a subject run seconds apart). */
-export type Pair = { base: Sample; subject: Sample; ratio: number; rounds: { base: Sample; subject: Sample }[] };
+/** Each side's medians and the rounds themselves (each a base and a subject run seconds apart), whose own ratios report.ts takes. */
+export type Pair = { base: Sample; subject: Sample; rounds: { base: Sample; subject: Sample }[] };
 
 export const inputFor = (n: number): PaymentInput => ({
   amountMinor: 100 + (n % 9_900),
@@ -57,11 +57,10 @@ export async function interleave(sides: ((n: number) => Promise<void>)[], rounds
   return samples;
 }
 
-/** Each metric is the median over the rounds; the ratio is the median of the per-round ratios, each taken between runs seconds apart. */
+/** Each metric is the median over the rounds; a ratio is the median of the per-round ratios, each taken between runs seconds apart (report.ts). */
 const pair = (bases: Sample[], subjects: Sample[]): Pair => ({
   base: mid(bases),
   subject: mid(subjects),
-  ratio: median(bases.map((b, i) => subjects[i]!.opsPerSec / b.opsPerSec)),
   rounds: bases.map((base, i) => ({ base, subject: subjects[i]! })),
 });
 
